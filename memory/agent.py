@@ -1,0 +1,144 @@
+"""Agent: query -> backend.context -> llm -> backend.observe, every turn recorded."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from memory.backends import Backend, BackendEnv, Registry, registry
+from memory.llm import LLM, LLMError
+from memory.transcript import TranscriptWriter
+from memory.types import ContextPack, Section, Turn
+
+log = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = (
+    "You are engram, a coding assistant in a developer's terminal, talking about the git "
+    "repository {repo}. Answer precisely and briefly. Follow the developer's latest "
+    "decisions: when a requirement was revised, the newer one wins. When you write code, "
+    "use the repository's own names and conventions shown below, and give complete code "
+    "blocks."
+)
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    max_answer_tokens: int = 512
+    system_prompt: str = SYSTEM_PROMPT
+
+
+class Agent:
+    """One conversation about one repository, with a switchable memory backend."""
+
+    def __init__(self, backend: Backend, llm: LLM, env: BackendEnv,
+                 transcript: TranscriptWriter | None = None, *,
+                 config: AgentConfig | None = None, backends: Registry = registry) -> None:
+        self.backend = backend
+        self.llm = llm
+        self.env = env
+        self.transcript = transcript
+        self.config = config or AgentConfig()
+        self.backends = backends
+        self.turns: list[Turn] = []
+
+    @property
+    def repo(self) -> Any:
+        return self.env.repo
+
+    def record(self, record: dict[str, Any]) -> None:
+        if self.transcript is not None:
+            self.transcript.write(record)
+
+    def start_session(self, session_id: str, version: str, head: str = "") -> None:
+        self.record({
+            "type": "session", "id": session_id,
+            "repo": str(self.repo.root) if self.repo is not None else "",
+            "head": head, "engram": version, "model": self.llm.model,
+            "backend": self.backend.name, "started": time.time(),
+        })
+
+    def system_section(self) -> Section:
+        repo = self.repo.root.name if self.repo is not None else "(no repository)"
+        text = self.config.system_prompt.format(repo=repo)
+        return Section("system", "system", text, self.llm.count_tokens(text))
+
+    def budget(self, system: Section, query: str) -> int:
+        window = self.llm.context_window()
+        reserve = self.config.max_answer_tokens + 64  # chat-template overhead
+        return max(0, window - reserve - system.tokens - self.llm.count_tokens(query))
+
+    async def context(self, query: str) -> ContextPack:
+        system = self.system_section()
+        pack = await self.backend.context(query, budget=self.budget(system, query))
+        pack.sections.insert(0, system)
+        return pack
+
+    async def ask(self, query: str, *, commit: bool = True,
+                  on_token: Callable[[str], None] | None = None) -> Turn:
+        """Answer ``query``. With ``commit`` the turn is recorded and the backend observes it;
+        without, no state anywhere changes. A failed answer comes back as a turn with
+        ``error`` set (and, when committing, is recorded all the same)."""
+        before = self.llm.ledger.copy()
+        started = time.time()
+        turn = Turn(index=len(self.turns), user=query, backend=self.backend.name,
+                    model=self.llm.model, started=started)
+        try:
+            pack = await self.context(query)
+            turn.context = pack.summary()
+            turn.assistant = await self.llm.stream(
+                pack.to_messages(), purpose="answer", on_token=on_token,
+                max_tokens=self.config.max_answer_tokens,
+            )
+        except LLMError as exc:
+            turn.assistant, turn.error = exc.partial, str(exc)
+        except Exception as exc:  # a backend failing must not lose the user's query
+            log.exception("building the context failed")
+            turn.error = f"{type(exc).__name__}: {exc}"
+        turn.finished = time.time()
+        turn.latency_ms = int((turn.finished - started) * 1000)
+        turn.usage = self.llm.ledger.since(before)
+        if commit:
+            self.turns.append(turn)
+            self.record(turn.to_record())
+            if turn.ok:
+                await self._observe(self.backend, [turn])
+        return turn
+
+    async def _observe(self, backend: Backend, turns: list[Turn]) -> None:
+        """Let ``backend`` learn from ``turns``; a failure is logged and recorded, never raised."""
+        try:
+            many = getattr(backend, "observe_many", None)
+            if many is not None:
+                await many(turns)
+            else:
+                for turn in turns:
+                    await backend.observe(turn)
+        except Exception as exc:
+            log.warning("memory update of %s failed: %s", backend.name, exc)
+            self.record({"type": "memory", "backend": backend.name, "op": "error",
+                         "id": "", "text": f"{type(exc).__name__}: {exc}"})
+
+    async def switch(self, name: str, progress: Progress | None = None) -> Backend:
+        """Replace the backend by ``name``, caught up on every successful turn so far."""
+        if name == self.backend.name:
+            return self.backend
+        backend = self.backends.create(name, self.env)
+        done = [t for t in self.turns if t.ok]
+        step = 16
+        for start in range(0, len(done), step):
+            await self._observe(backend, done[start:start + step])
+            if progress is not None:
+                progress(min(start + step, len(done)), len(done))
+        self.record({"type": "switch", "from": self.backend.name, "to": name,
+                     "turn": len(self.turns)})
+        self.backend = backend
+        return backend
+
+    async def resume(self, turns: list[Turn]) -> None:
+        """Continue a recorded session: its turns become history, the backend catches up."""
+        self.turns.extend(turns)
+        await self._observe(self.backend, [t for t in turns if t.ok])

@@ -1,0 +1,291 @@
+"""Every LLM call engram makes goes through here, and through litellm.
+
+One ``LLM`` per model: completion and streaming with a timeout and retries with
+backoff, a usage ledger split by purpose, token counting, the model's window.
+litellm is imported on first use (it takes seconds), never at module import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.types import Usage
+
+log = logging.getLogger(__name__)
+
+LOCAL_DEFAULT = "local/smollm2"
+# The first provider key found in the environment picks that provider's small model.
+KEYED_DEFAULTS: tuple[tuple[str, str], ...] = (
+    ("OPENAI_API_KEY", "openai/gpt-4o-mini"),
+    ("ANTHROPIC_API_KEY", "anthropic/claude-3-5-haiku-latest"),
+    ("DEEPSEEK_API_KEY", "deepseek/deepseek-chat"),
+    ("GEMINI_API_KEY", "gemini/gemini-2.0-flash"),
+)
+FALLBACK_WINDOW = 8192
+
+
+class LLMError(RuntimeError):
+    """An LLM call failed for good; ``partial`` holds any text streamed before the failure."""
+
+    def __init__(self, message: str, *, partial: str = "", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.partial = partial
+        self.retryable = retryable
+
+
+def default_model(env: dict[str, str] | None = None) -> str:
+    """The model engram uses when none is given."""
+    env = dict(os.environ) if env is None else env
+    if env.get("ENGRAM_MODEL"):
+        return env["ENGRAM_MODEL"]
+    for key, model in KEYED_DEFAULTS:
+        if env.get(key):
+            return model
+    return LOCAL_DEFAULT
+
+
+_litellm: Any = None
+
+
+def import_litellm() -> Any:
+    """Import litellm once, offline, with the embedded provider registered."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        logging.getLogger("LiteLLM").setLevel(logging.WARNING)
+        from memory.local import register_local_provider
+
+        register_local_provider()
+        _litellm = litellm
+    return _litellm
+
+
+def check_model(model: str) -> None:
+    """Raise ``LLMError`` with a clear message if litellm cannot route ``model``."""
+    if not model or not model.strip():
+        raise LLMError("empty model name")
+    litellm = import_litellm()
+    if model.startswith("local/"):
+        from memory.local import LOCAL_MODELS
+
+        name = model.split("/", 1)[1]
+        if name not in LOCAL_MODELS:
+            raise LLMError(
+                f"unknown local model {model!r}; embedded: "
+                + ", ".join(f"local/{n}" for n in LOCAL_MODELS)
+            )
+        return
+    try:
+        litellm.get_llm_provider(model)
+    except Exception as exc:
+        raise LLMError(
+            f"unknown model {model!r}: litellm cannot tell its provider "
+            "(use provider/name, e.g. openai/gpt-4o-mini or ollama/qwen2.5-coder)"
+        ) from exc
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """How calls to one model are made."""
+
+    model: str = LOCAL_DEFAULT
+    timeout: float = 180.0  # seconds per call (per chunk gap when streaming)
+    retries: int = 3
+    backoff: float = 1.0  # first retry delay in seconds, doubled each time
+    max_tokens: int = 512
+    temperature: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _classify(exc: BaseException) -> tuple[str, bool]:
+    """A short reason for an exception from litellm, and whether a retry may help."""
+    litellm = import_litellm()
+    retryable = (
+        litellm.Timeout,
+        litellm.RateLimitError,
+        litellm.APIConnectionError,
+        litellm.ServiceUnavailableError,
+        litellm.InternalServerError,
+        asyncio.TimeoutError,
+    )
+    if isinstance(exc, litellm.Timeout | asyncio.TimeoutError):
+        return "timed out", True
+    if isinstance(exc, litellm.RateLimitError):
+        return "rate limited", True
+    if isinstance(exc, litellm.AuthenticationError):
+        return "authentication failed (is the API key set and valid?)", False
+    if isinstance(exc, litellm.NotFoundError):
+        return "model not found", False
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return "context window exceeded", False
+    return type(exc).__name__, isinstance(exc, retryable)
+
+
+class LLM:
+    """A model reached through litellm, with a usage ledger shared by its callers."""
+
+    def __init__(self, config: LLMConfig | None = None, ledger: Usage | None = None) -> None:
+        self.config = config or LLMConfig()
+        self.ledger = ledger if ledger is not None else Usage()
+
+    @property
+    def model(self) -> str:
+        return self.config.model
+
+    def with_model(self, model: str) -> LLM:
+        """The same settings and ledger, another model (checked first)."""
+        check_model(model)
+        cfg = LLMConfig(**{**self.config.__dict__, "model": model})
+        return LLM(cfg, self.ledger)
+
+    # -- token accounting -------------------------------------------------
+    def count_tokens(self, text: str) -> int:
+        if not text:
+            return 0
+        return int(import_litellm().token_counter(model=self.model, text=text))
+
+    def count_messages(self, messages: list[dict[str, Any]]) -> int:
+        return int(import_litellm().token_counter(model=self.model, messages=messages))
+
+    def context_window(self) -> int:
+        if self.model.startswith("local/"):
+            from memory.local import LOCAL_CONTEXT_WINDOW
+
+            return LOCAL_CONTEXT_WINDOW
+        try:
+            info = import_litellm().get_model_info(self.model)
+            return int(info.get("max_input_tokens") or info.get("max_tokens") or FALLBACK_WINDOW)
+        except Exception:
+            return FALLBACK_WINDOW
+
+    def _record(self, purpose: str, messages: list[dict[str, Any]], text: str,
+                usage: Any, response: Any = None) -> None:
+        prompt = getattr(usage, "prompt_tokens", None) if usage is not None else None
+        completion = getattr(usage, "completion_tokens", None) if usage is not None else None
+        if prompt is None:
+            prompt = self.count_messages(messages)
+        if completion is None:
+            completion = self.count_tokens(text)
+        cost = 0.0
+        if response is not None and not self.model.startswith("local/"):
+            try:
+                cost = float(import_litellm().completion_cost(completion_response=response))
+            except Exception:
+                cost = 0.0
+        self.ledger.add(purpose, int(prompt), int(completion), cost)
+
+    def _kwargs(self, messages: list[dict[str, Any]], max_tokens: int | None,
+                temperature: float | None, stream: bool) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens or self.config.max_tokens,
+            "temperature": self.config.temperature if temperature is None else temperature,
+            "timeout": self.config.timeout,
+            "num_retries": 0,  # we retry ourselves, with backoff and a clear error
+            **self.config.extra,
+        }
+        if stream:
+            kwargs["stream"] = True
+            if not self.model.startswith("local/"):
+                kwargs["stream_options"] = {"include_usage": True}
+        return kwargs
+
+    async def _sleep_before_retry(self, attempt: int) -> None:
+        delay = self.config.backoff * (2**attempt)
+        await asyncio.sleep(delay * (0.8 + 0.4 * random.random()))
+
+    # -- calls ---------------------------------------------------------------
+    async def complete(self, messages: list[dict[str, Any]], *, purpose: str = "answer",
+                       max_tokens: int | None = None, temperature: float | None = None) -> str:
+        """One completion; returns its text. Raises ``LLMError`` when all tries fail."""
+        litellm = import_litellm()
+        last = ""
+        for attempt in range(self.config.retries + 1):
+            try:
+                response = await asyncio.wait_for(
+                    litellm.acompletion(**self._kwargs(messages, max_tokens, temperature, False)),
+                    timeout=self.config.timeout,
+                )
+                text = response.choices[0].message.content or ""
+            except Exception as exc:
+                reason, retryable = _classify(exc)
+                last = f"{self.model}: {reason}: {_brief(exc)}"
+                if retryable and attempt < self.config.retries:
+                    log.warning("LLM call failed (%s); retry %d", reason, attempt + 1)
+                    await self._sleep_before_retry(attempt)
+                    continue
+                raise LLMError(last, retryable=retryable) from exc
+            self._record(purpose, messages, text, getattr(response, "usage", None), response)
+            return text
+        raise LLMError(last)  # pragma: no cover - the loop always returns or raises
+
+    async def stream(self, messages: list[dict[str, Any]], *, purpose: str = "answer",
+                     on_token: Callable[[str], None] | None = None,
+                     max_tokens: int | None = None, temperature: float | None = None) -> str:
+        """Stream a completion, calling ``on_token`` per piece; returns the whole text.
+
+        A failure before the first piece is retried; after it, ``LLMError.partial``
+        keeps what arrived so the caller loses nothing.
+        """
+        litellm = import_litellm()
+        last = ""
+        for attempt in range(self.config.retries + 1):
+            parts: list[str] = []
+            usage = None
+            try:
+                response = await asyncio.wait_for(
+                    litellm.acompletion(**self._kwargs(messages, max_tokens, temperature, True)),
+                    timeout=self.config.timeout,
+                )
+                iterator = response.__aiter__()
+                while True:
+                    try:
+                        chunk = await asyncio.wait_for(
+                            iterator.__anext__(), timeout=self.config.timeout
+                        )
+                    except StopAsyncIteration:
+                        break
+                    usage = getattr(chunk, "usage", None) or usage
+                    choices = getattr(chunk, "choices", None)
+                    if choices is None:
+                        raise ValueError(f"malformed stream chunk: {chunk!r:.200}")
+                    if not choices:
+                        continue
+                    piece = getattr(choices[0].delta, "content", None) or ""
+                    if piece:
+                        parts.append(piece)
+                        if on_token is not None:
+                            on_token(piece)
+            except Exception as exc:
+                reason, retryable = _classify(exc)
+                if isinstance(exc, ValueError | AttributeError | TypeError):
+                    reason, retryable = "malformed stream", True
+                last = f"{self.model}: {reason}: {_brief(exc)}"
+                partial = "".join(parts)
+                if retryable and not parts and attempt < self.config.retries:
+                    log.warning("LLM stream failed (%s); retry %d", reason, attempt + 1)
+                    await self._sleep_before_retry(attempt)
+                    continue
+                if partial:
+                    self._record(purpose, messages, partial, None)
+                raise LLMError(last, partial=partial, retryable=retryable) from exc
+            text = "".join(parts)
+            self._record(purpose, messages, text, usage)
+            return text
+        raise LLMError(last)  # pragma: no cover
+
+
+def _brief(exc: BaseException, limit: int = 300) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:limit]

@@ -1,0 +1,305 @@
+"""RepoIndex: a repository's code as searchable, locatable chunks in LanceDB.
+
+Chunks come from ``memory.chunks``; their short keys are embedded (vector
+search) and their code is BM25-indexed (full-text search); ``search`` fuses the
+two rankings. ``refresh`` re-chunks and re-embeds only the files whose git blob
+id (untracked files: mtime) changed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memory import _git
+from memory.chunks import Chunk, chunk_file, supported
+from memory.embed import Embedder
+from memory.store import Store, in_list
+
+Progress = Callable[[int, int, str], None]  # (done, total, what)
+
+VENDORED = frozenset({
+    ".git", "node_modules", ".venv", "venv", "__pycache__", "site-packages", ".tox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", "vendor", "third_party", ".eggs",
+})
+RRF_K = 60
+FTS_REBUILD_ROWS = 2000  # rebuild the BM25 index once this many rows are unindexed
+FUNCTION_KINDS = ("function", "method")
+
+
+class LocationRefused(ValueError):
+    """A location that resolves outside the repository."""
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    max_file_bytes: int = 1_000_000
+    embed_batch: int = 128
+    vendored: frozenset[str] = VENDORED
+
+
+@dataclass
+class IndexReport:
+    """What one refresh did."""
+
+    files_seen: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    chunks_embedded: int = 0
+    chunks_total: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+        return (f"{self.files_seen} files seen, {self.files_changed} re-indexed, "
+                f"{self.files_removed} removed, {self.chunks_embedded} chunks embedded, "
+                f"{self.chunks_total} in index, {self.seconds:.1f}s"
+                + (f"; skipped: {skipped}" if skipped else ""))
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk: Chunk
+    score: float
+    vector_rank: int | None = None
+    text_rank: int | None = None
+
+
+@dataclass(frozen=True)
+class Located:
+    chunk: Chunk
+    exact: bool
+
+
+def _schema(dim: int) -> Any:
+    import pyarrow as pa
+
+    return pa.schema([
+        pa.field("id", pa.string()), pa.field("path", pa.string()),
+        pa.field("qualname", pa.string()), pa.field("kind", pa.string()),
+        pa.field("start", pa.int32()), pa.field("end", pa.int32()),
+        pa.field("key", pa.string()), pa.field("code", pa.string()),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+def _files_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([pa.field("path", pa.string()), pa.field("sig", pa.string()),
+                      pa.field("chunks", pa.int32())])
+
+
+_CHUNK_FIELDS = ("path", "qualname", "kind", "start", "end", "key", "code")
+
+
+class RepoIndex:
+    """The chunks of one git repository, kept in a LanceDB ``Store``."""
+
+    def __init__(self, root: Path, store: Store, embedder: Embedder,
+                 config: IndexConfig | None = None) -> None:
+        self.root = _git.toplevel(Path(root))
+        self.store = store
+        self.embedder = embedder
+        self.config = config or IndexConfig()
+        self._chunks = store.table("chunks", _schema(embedder.dim))
+        self._files = store.table("files", _files_schema())
+        if self._chunks.count_rows() == 0 and self._files.count_rows() > 0:
+            # chunk table was recreated (another embedding dimension): index afresh
+            self.store.delete(self._files, "true")
+        self._catalog: dict[str, Chunk] = {}
+        self._load_catalog()
+
+    # -- catalog ---------------------------------------------------------------
+    def _load_catalog(self) -> None:
+        rows = self.store.rows(self._chunks, ["id", *_CHUNK_FIELDS])
+        self._catalog = {r["id"]: Chunk(**{k: r[k] for k in _CHUNK_FIELDS}) for r in rows}
+
+    def __len__(self) -> int:
+        return len(self._catalog)
+
+    def chunks(self, kinds: Iterable[str] | None = None) -> list[Chunk]:
+        wanted = set(kinds) if kinds else None
+        return [c for c in self._catalog.values() if wanted is None or c.kind in wanted]
+
+    # -- indexing -----------------------------------------------------------------
+    def _skip_reason(self, path: str) -> str | None:
+        parts = PurePosixPath(path).parts
+        if any(p in self.config.vendored for p in parts[:-1]):
+            return "vendored"
+        if not supported(path):
+            return "unsupported type"
+        full = self.root / path
+        if full.is_symlink() or not full.is_file():
+            return "not a regular file"
+        if full.stat().st_size > self.config.max_file_bytes:
+            return "too large"
+        with full.open("rb") as fh:
+            if b"\0" in fh.read(8192):
+                return "binary"
+        return None
+
+    def refresh(self, progress: Progress | None = None) -> IndexReport:
+        """Bring the index up to date with the work tree; only changed files are re-embedded."""
+        started = time.perf_counter()
+        report = IndexReport()
+        current = _git.file_signatures(self.root)
+        indexed = {r["path"]: r["sig"] for r in self.store.rows(self._files, ["path", "sig"])}
+        report.files_seen = len(current)
+        candidates: dict[str, str] = {}
+        for path, sig in current.items():
+            reason = self._skip_reason(path)
+            if reason:
+                report.skipped[reason] += 1
+            else:
+                candidates[path] = sig
+        changed = [p for p, sig in candidates.items() if indexed.get(p) != sig]
+        removed = [p for p in indexed if p not in candidates]
+        report.files_changed, report.files_removed = len(changed), len(removed)
+        stale = changed + removed
+        for start in range(0, len(stale), 500):
+            batch = stale[start:start + 500]
+            self.store.delete(self._chunks, in_list("path", batch))
+            self.store.delete(self._files, in_list("path", batch))
+        new_chunks: list[Chunk] = []
+        file_rows: list[dict[str, Any]] = []
+        for n, path in enumerate(changed, 1):
+            try:
+                data = (self.root / path).read_bytes()
+            except OSError:
+                report.skipped["unreadable"] += 1
+                continue
+            chunks = chunk_file(path, data)
+            new_chunks.extend(chunks)
+            file_rows.append({"path": path, "sig": candidates[path], "chunks": len(chunks)})
+            if progress:
+                progress(n, len(changed), f"parsed {path}")
+        self._embed_and_store(new_chunks, progress)
+        self.store.add(self._files, file_rows)
+        report.chunks_embedded = len(new_chunks)
+        if stale:
+            self._maintain_indexes()
+            self._load_catalog()
+        report.chunks_total = len(self._catalog)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _embed_and_store(self, chunks: list[Chunk], progress: Progress | None) -> None:
+        batch = self.config.embed_batch
+        for start in range(0, len(chunks), batch):
+            part = chunks[start:start + batch]
+            vectors = self.embedder.embed([c.key for c in part])
+            rows = []
+            for chunk, vector in zip(part, vectors, strict=True):
+                row = {k: getattr(chunk, k) for k in _CHUNK_FIELDS}
+                rows.append({"id": chunk.id, **row, "vector": vector.tolist()})
+            self.store.add(self._chunks, rows)
+            if progress:
+                progress(start + len(part), len(chunks), "embedded chunks")
+
+    def _maintain_indexes(self) -> None:
+        stats = {ix.name: ix for ix in self._chunks.list_indices()}
+        fts = next((ix for ix in stats.values() if "code" in ix.columns), None)
+        unindexed = 0
+        if fts is not None:
+            try:
+                unindexed = self._chunks.index_stats(fts.name).num_unindexed_rows
+            except Exception:
+                unindexed = FTS_REBUILD_ROWS
+        if fts is None or unindexed >= FTS_REBUILD_ROWS:
+            self.store.ensure_fts(self._chunks, "code")
+        if not any("vector" in ix.columns for ix in stats.values()):
+            self.store.ensure_vector_index(self._chunks)
+
+    # -- retrieval -----------------------------------------------------------------
+    def search(self, query: str, k: int = 10, kinds: Iterable[str] | None = None) -> list[Hit]:
+        """Hybrid search: vector ranks over keys and BM25 ranks over code, fused (RRF)."""
+        if not query.strip() or not self._catalog:
+            return []
+        kinds = tuple(kinds) if kinds else None
+        where = in_list("kind", list(kinds)) if kinds else None
+        depth = max(k * 3, 20)
+        vector = self.embedder.embed([query])[0]
+        by_vector = self.store.vector_search(self._chunks, vector, depth, where, ["id"])
+        by_text = self.store.text_search(self._chunks, query, depth, where, ["id"])
+        scores: dict[str, float] = {}
+        vranks: dict[str, int] = {}
+        tranks: dict[str, int] = {}
+        for rank, row in enumerate(by_vector):
+            vranks[row["id"]] = rank
+            scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)
+        for rank, row in enumerate(by_text):
+            tranks[row["id"]] = rank
+            scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)
+        ranked = sorted(scores, key=lambda i: -scores[i])
+        return [Hit(self._catalog[i], scores[i], vranks.get(i), tranks.get(i))
+                for i in ranked if i in self._catalog][:k]
+
+    def functions(self, query: str, k: int = 10) -> list[Hit]:
+        """The top-k functions and methods for a query (LoCoEval's repository adaptation)."""
+        return self.search(query, k, FUNCTION_KINDS)
+
+    def relative(self, path: str) -> str:
+        """``path`` made relative to the root; ``LocationRefused`` if it leads outside."""
+        root = self.root
+        raw = Path(path)
+        full = (raw if raw.is_absolute() else root / raw).resolve()
+        if full != root and not full.is_relative_to(root):
+            raise LocationRefused(f"{path!r} resolves outside the repository {root}")
+        return full.relative_to(root).as_posix() if full != root else ""
+
+    def locate(self, location: str) -> Located | None:
+        """Find ``path::Qual.name``, ``path``, or a bare ``name``: exactly, else fuzzily.
+
+        Fuzzy: candidates share the location's last component; the one whose full
+        location is most similar to the asked one wins.
+        """
+        location = location.strip().strip("`")
+        path, sep, qual = location.partition("::")
+        if not sep and ("/" in path or path.endswith((".py", ".md", ".pyi"))):
+            qual = ""
+        elif not sep:
+            path, qual = "", location
+        rel = self.relative(path) if path else ""
+        for chunk in self._catalog.values():
+            if rel and chunk.path == rel and chunk.qualname == qual:
+                return Located(chunk, True)
+        last = (qual.replace("/", ".").split(".")[-1] if qual
+                else PurePosixPath(rel or path).name)
+        if not last:
+            return None
+        wanted = f"{rel}::{qual}" if rel and qual else (rel or qual)
+        candidates = [c for c in self._catalog.values()
+                      if (c.name == last if qual else c.kind == "module" and c.name == last)]
+        if not candidates:
+            candidates = [c for c in self._catalog.values() if c.name.lower() == last.lower()]
+        if not candidates:
+            return None
+        best = max(candidates, key=lambda c: (
+            difflib.SequenceMatcher(None, wanted, c.location).ratio(), -len(c.location)))
+        return Located(best, False)
+
+    def source(self, chunk: Chunk) -> str:
+        """The chunk's lines as they are in the work tree now (full class bodies included)."""
+        try:
+            lines = (self.root / chunk.path).read_text("utf-8", "replace").splitlines()
+        except OSError:
+            return chunk.code
+        return "\n".join(lines[chunk.start - 1:chunk.end])
+
+
+def open_repo_index(root: Path, data_dir: Path | str | None = None,
+                    embedder: Embedder | None = None) -> RepoIndex:
+    """The index of the repository at ``root`` in its data folder (not refreshed)."""
+    from memory.embed import get_embedder
+    from memory.home import repo_home
+
+    top = _git.toplevel(Path(root))
+    store = Store(repo_home(top, data_dir) / "index.lance")
+    return RepoIndex(top, store, embedder or get_embedder())

@@ -1,0 +1,67 @@
+"""Open a working session on a repository: index, model, backend, transcript, agent.
+
+The one place front-ends (CLI, TUI, replay) assemble the engine's parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory import __version__, _git
+from memory.agent import Agent, AgentConfig
+from memory.backends import BackendEnv, registry
+from memory.embed import MINILM, get_embedder
+from memory.home import repo_home
+from memory.llm import LLM, LLMConfig, check_model, default_model
+from memory.repo import IndexReport, Progress, RepoIndex
+from memory.store import Store
+from memory.transcript import TranscriptWriter, new_session_id, sessions_dir
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    repo: Path = Path(".")
+    backend: str = "full"
+    model: str | None = None
+    data_dir: Path | None = None
+    embed_model: str = MINILM
+    max_tokens: int = 512
+    record: bool = True
+
+
+@dataclass
+class Session:
+    agent: Agent
+    session_id: str
+    home: Path
+    report: IndexReport
+    transcript_path: Path | None
+
+
+def open_index(repo: Path, data_dir: Path | None = None, embed_model: str = MINILM,
+               progress: Progress | None = None) -> tuple[RepoIndex, IndexReport]:
+    """The repository's index, refreshed (only changed files are re-embedded)."""
+    root = _git.toplevel(Path(repo).expanduser())
+    home = repo_home(root, data_dir)
+    index = RepoIndex(root, Store(home / "index.lance"), get_embedder(embed_model))
+    return index, index.refresh(progress)
+
+
+def open_session(options: SessionOptions, progress: Progress | None = None) -> Session:
+    """Validate the options (clear errors first, before anything slow), then assemble."""
+    registry.spec(options.backend)  # UnknownBackend lists the known names
+    model = options.model or default_model()
+    check_model(model)
+    index, report = open_index(options.repo, options.data_dir, options.embed_model, progress)
+    home = repo_home(index.root, options.data_dir)
+    session_id = new_session_id()
+    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens))
+    env = BackendEnv(llm=llm, embedder=index.embedder, repo=index,
+                     data_dir=home, session_id=session_id)
+    path = sessions_dir(home) / f"{session_id}.jsonl" if options.record else None
+    transcript = TranscriptWriter(path) if path is not None else None
+    agent = Agent(registry.create(options.backend, env), llm, env, transcript,
+                  config=AgentConfig(max_answer_tokens=options.max_tokens))
+    agent.start_session(session_id, __version__, _git.head(index.root))
+    return Session(agent, session_id, home, report, path)

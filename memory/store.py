@@ -1,0 +1,124 @@
+"""The one module that knows LanceDB: connection, tables, indexes, searches."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Below this many rows a flat (exact) vector scan is faster than any ANN index.
+VECTOR_INDEX_MIN_ROWS = 20_000
+
+
+def quote(value: str) -> str:
+    """A string literal for a LanceDB ``where`` clause."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def in_list(column: str, values: list[str]) -> str:
+    return f"{column} IN ({', '.join(quote(v) for v in values)})"
+
+
+class Store:
+    """A LanceDB database in a folder (``index.lance``)."""
+
+    def __init__(self, path: Path | str) -> None:
+        import lancedb
+
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._db = lancedb.connect(str(self.path))
+        self._lock = threading.RLock()
+
+    def table_names(self) -> list[str]:
+        listed = self._db.list_tables()
+        return list(getattr(listed, "tables", listed))
+
+    def table(self, name: str, schema: Any) -> Any:
+        """Open ``name``, creating it empty with ``schema``; a table whose schema no
+        longer matches (say, another embedding dimension) is recreated empty."""
+        with self._lock:
+            if name in self.table_names():
+                table = self._db.open_table(name)
+                if table.schema.equals(schema, check_metadata=False):
+                    return table
+                self._db.drop_table(name)
+            return self._db.create_table(name, schema=schema)
+
+    def drop(self, name: str) -> None:
+        with self._lock:
+            if name in self.table_names():
+                self._db.drop_table(name)
+
+    @staticmethod
+    def rows(table: Any, columns: list[str], where: str | None = None) -> list[dict[str, Any]]:
+        """All rows (only ``columns``) matching ``where``."""
+        if table.count_rows() == 0:
+            return []
+        query = table.search().select(columns).limit(None)
+        if where:
+            query = query.where(where)
+        return query.to_list()
+
+    @staticmethod
+    def add(table: Any, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            table.add(rows)
+
+    @staticmethod
+    def delete(table: Any, where: str) -> None:
+        table.delete(where)
+
+    @staticmethod
+    def vector_search(table: Any, vector: np.ndarray, k: int, where: str | None = None,
+                      columns: list[str] | None = None) -> list[dict[str, Any]]:
+        """Nearest rows by cosine distance (``_distance``), best first."""
+        if table.count_rows() == 0:
+            return []
+        query = table.search(np.asarray(vector, dtype=np.float32)).metric("cosine").limit(k)
+        if columns:
+            query = query.select([*columns, "_distance"])
+        if where:
+            query = query.where(where, prefilter=True)
+        return query.to_list()
+
+    @staticmethod
+    def text_search(table: Any, text: str, k: int, where: str | None = None,
+                    columns: list[str] | None = None) -> list[dict[str, Any]]:
+        """BM25 hits over the table's full-text index (``_score``), best first."""
+        if table.count_rows() == 0 or not text.strip():
+            return []
+        query = table.search(text, query_type="fts").limit(k)
+        if columns:
+            query = query.select([*columns, "_score"])
+        if where:
+            query = query.where(where, prefilter=True)
+        try:
+            return query.to_list()
+        except Exception:  # a query the FTS parser rejects finds nothing
+            return []
+
+    @staticmethod
+    def ensure_fts(table: Any, column: str) -> None:
+        """A BM25 index on ``column``; rows added later are still searched (unindexed scan),
+        so rebuilding is needed only after large changes."""
+        from lancedb.index import FTS
+
+        if table.count_rows() == 0:
+            return
+        table.create_index(column, config=FTS(), replace=True)
+
+    @staticmethod
+    def ensure_vector_index(table: Any, column: str = "vector") -> bool:
+        """An ANN index once the table is large enough for one to pay; returns True if built."""
+        if table.count_rows() < VECTOR_INDEX_MIN_ROWS:
+            return False
+        table.create_index(metric="cosine", vector_column_name=column,
+                           index_type="IVF_HNSW_SQ", replace=True)
+        return True
+
+    @staticmethod
+    def has_index(table: Any, column: str) -> bool:
+        return any(column in ix.columns for ix in table.list_indices())

@@ -1,0 +1,242 @@
+"""Shared fixtures: real git repos in tmp dirs, the real MiniLM, a scripted LLM.
+
+The scripted LLM is a litellm custom provider (``scripted/...``) that lives only
+here, in tests: deterministic replies for logic tests. Real-model tests use
+``local/smollm2``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+Reply = str | Callable[[list[dict[str, Any]]], str]
+
+
+class Script:
+    """Replies for the ``scripted`` provider: queued first, else ``default``."""
+
+    def __init__(self) -> None:
+        self.queue: deque[Reply] = deque()
+        self.default: Reply = "scripted answer"
+        self.calls: list[list[dict[str, Any]]] = []
+
+    def push(self, *replies: Reply) -> None:
+        self.queue.extend(replies)
+
+    def reply(self, messages: list[dict[str, Any]]) -> str:
+        self.calls.append(messages)
+        reply = self.queue.popleft() if self.queue else self.default
+        return reply(messages) if callable(reply) else reply
+
+
+SCRIPT = Script()
+
+
+def _register_scripted() -> None:
+    import litellm
+    from litellm.llms.custom_llm import CustomLLM
+    from litellm.utils import custom_llm_setup
+
+    from memory.llm import import_litellm
+
+    import_litellm()
+
+    def response(kwargs: dict[str, Any], text: str) -> Any:
+        return litellm.ModelResponse(
+            model=kwargs["model"],
+            choices=[{"message": {"role": "assistant", "content": text},
+                      "finish_reason": "stop", "index": 0}],
+            usage={"prompt_tokens": 10, "completion_tokens": len(text.split()),
+                   "total_tokens": 10 + len(text.split())},
+        )
+
+    class Scripted(CustomLLM):
+        def completion(self, *args: Any, **kwargs: Any) -> Any:
+            return response(kwargs, SCRIPT.reply(kwargs["messages"]))
+
+        async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
+            return self.completion(*args, **kwargs)
+
+        async def astreaming(self, *args: Any, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
+            text = SCRIPT.reply(kwargs["messages"])
+            words = text.split(" ")
+            for i, word in enumerate(words):
+                piece = word if i == len(words) - 1 else word + " "
+                yield {"text": piece, "is_finished": False, "finish_reason": "", "index": 0,
+                       "tool_use": None, "usage": None}
+            yield {"text": "", "is_finished": True, "finish_reason": "stop", "index": 0,
+                   "tool_use": None,
+                   "usage": {"prompt_tokens": 10, "completion_tokens": len(words),
+                             "total_tokens": 10 + len(words)}}
+
+    litellm.custom_provider_map = [
+        p for p in litellm.custom_provider_map if p.get("provider") != "scripted"
+    ] + [{"provider": "scripted", "custom_handler": Scripted()}]
+    custom_llm_setup()
+
+
+@pytest.fixture
+def script() -> Script:
+    """The scripted model's replies, reset for each test."""
+    _register_scripted()
+    SCRIPT.queue.clear()
+    SCRIPT.calls.clear()
+    SCRIPT.default = "scripted answer"
+    return SCRIPT
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    """The real bundled MiniLM."""
+    from memory.embed import get_embedder
+
+    return get_embedder()
+
+
+class CountingEmbedder:
+    """The real embedder, recording every text it is asked to embed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> Any:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def counting_embedder(embedder: Any) -> CountingEmbedder:
+    return CountingEmbedder(embedder)
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                          text=True, env=env).stdout
+
+
+def make_repo(root: Path, files: dict[str, str | bytes], commit: bool = True) -> Path:
+    """A real git repository with ``files``, committed."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    if commit:
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "init")
+    return root
+
+
+FORMS = '''"""Forms and their validation."""
+import re
+
+EMAIL = re.compile(r"[^@]+@[^@]+")
+
+
+class Form:
+    """A web form with fields."""
+
+    fields = ()
+
+    def __init__(self, data):
+        self.data = data
+
+    def validate_input(self, value):
+        """Reject an empty value or a malformed email address."""
+        if not value:
+            raise ValueError("empty")
+        return bool(EMAIL.match(value))
+
+    @property
+    def size(self):
+        return len(self.data)
+
+
+def render_form(form):
+    """Turn a form into an HTML string for the browser."""
+    return "<form>" + "".join(form.fields) + "</form>"
+'''
+
+DB = '''"""Database helpers."""
+
+
+def connect(url, timeout=5):
+    """Open a connection to the postgres database at the given url."""
+    return (url, timeout)
+
+
+def migrate(conn, steps):
+    """Apply schema migrations in order, stopping at the first failure."""
+    for step in steps:
+        step(conn)
+'''
+
+README = """# Demo app
+
+A tiny app used in tests.
+
+## Install
+
+Run pip install.
+"""
+
+
+@pytest.fixture
+def demo_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "demo", {
+        "app/forms.py": FORMS, "app/db.py": DB, "README.md": README,
+        "app/__init__.py": "",
+    })
+
+
+@pytest.fixture
+def make_agent(tmp_path: Path, embedder: Any, script: Script) -> Callable[..., Any]:
+    """An Agent on a real indexed repo, the scripted model, a real transcript file."""
+    from memory.agent import Agent, AgentConfig
+    from memory.backends import BackendEnv, registry
+    from memory.llm import LLM, LLMConfig
+    from memory.repo import RepoIndex
+    from memory.store import Store
+    from memory.transcript import TranscriptWriter
+
+    indexes: dict[str, Any] = {}
+
+    def build(backend: str = "full", *, model: str = "scripted/test", repo: bool = True,
+              max_answer_tokens: int = 64, **llm_options: Any) -> Any:
+        index = None
+        if repo:
+            if "index" not in indexes:
+                root = make_repo(tmp_path / "agent-repo", {"app/forms.py": FORMS,
+                                                           "app/db.py": DB})
+                indexes["index"] = RepoIndex(root, Store(tmp_path / "agent-data"), embedder)
+                indexes["index"].refresh()
+            index = indexes["index"]
+        llm = LLM(LLMConfig(model=model, backoff=0.01, **llm_options))
+        env = BackendEnv(llm=llm, embedder=embedder, repo=index, data_dir=tmp_path / "home",
+                         session_id="test")
+        writer = TranscriptWriter(tmp_path / "sessions" / f"{backend}.jsonl")
+        return Agent(registry.create(backend, env), llm, env, writer,
+                     config=AgentConfig(max_answer_tokens=max_answer_tokens))
+
+    return build

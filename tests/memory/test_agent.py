@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import pytest
+
+from memory.backends import registry
+from memory.transcript import read_transcript
+
+
+@pytest.mark.parametrize("name", registry.names())
+async def test_uncommitted_query_leaves_state_unchanged(make_agent, name):
+    agent = make_agent(name)
+    for i in range(3):
+        assert (await agent.ask(f"committed question {i} about migrate")).ok
+    before = agent.backend.state_digest()
+    turn = await agent.ask("a task query that must not be remembered", commit=False)
+    assert turn.ok and turn.assistant == "scripted answer"
+    assert agent.backend.state_digest() == before
+    assert len(agent.turns) == 3
+    recorded = read_transcript(agent.transcript.path).of_type("turn")
+    assert [t["user"] for t in recorded] == [f"committed question {i} about migrate"
+                                             for i in range(3)]
+
+
+async def test_a_turn_is_streamed_recorded_and_observed(make_agent, script):
+    agent = make_agent("full")
+    script.push("first answer here")
+    pieces: list[str] = []
+    turn = await agent.ask("how do I connect?", on_token=pieces.append)
+    assert "".join(pieces) == "first answer here" == turn.assistant
+    assert turn.usage.get("answer").calls == 1
+    assert turn.context[0]["kind"] == "system"
+    assert any(c["kind"] == "repo" for c in turn.context)
+    second = await agent.ask("and then?")
+    assert second.index == 1
+    messages = script.calls[-1]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[1]["content"] == "how do I connect?"
+    record = read_transcript(agent.transcript.path).of_type("turn")[0]
+    assert record["assistant"] == "first answer here"
+    assert record["context"] == turn.context
+
+
+async def test_switch_catches_the_new_backend_up(make_agent, script):
+    agent = make_agent("full")
+    for q in ["database migration steps?", "render the form", "connect timeout?"]:
+        await agent.ask(q)
+    steps: list[tuple[int, int]] = []
+    backend = await agent.switch("rag", progress=lambda d, t: steps.append((d, t)))
+    assert backend.name == "rag" and agent.backend is backend
+    assert steps[-1] == (3, 3)
+    reference = make_agent("rag")
+    for turn in agent.turns:
+        await reference.backend.observe(turn)
+    assert backend.state_digest() == reference.backend.state_digest()
+    pack = await agent.context("migration")
+    assert pack.of_kind("history")
+    switches = read_transcript(agent.transcript.path).of_type("switch")
+    assert switches == [{"type": "switch", "from": "full", "to": "rag", "turn": 3}]
+
+
+async def test_failed_memory_update_never_loses_the_turn(make_agent, script):
+    agent = make_agent("full")
+
+    async def broken(turn):
+        raise RuntimeError("store offline")
+
+    agent.backend.observe = broken
+    turn = await agent.ask("remember this")
+    assert turn.ok
+    transcript = read_transcript(agent.transcript.path)
+    assert [t["user"] for t in transcript.of_type("turn")] == ["remember this"]
+    assert transcript.of_type("memory")[0]["op"] == "error"
+    assert "store offline" in transcript.of_type("memory")[0]["text"]
+
+
+async def test_no_api_key_in_the_transcript(make_agent, script, monkeypatch):
+    key = "sk-proj-THISISASECRETKEY0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    agent = make_agent("full")
+    script.push(f"your key {key} is set")
+    await agent.ask(f"is {key} my key?")
+    assert key not in agent.transcript.path.read_text()

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import pytest
+
+from memory.llm import LLM, LLMConfig, LLMError, check_model, default_model, import_litellm
+from memory.transcript import read_transcript
+
+
+def test_default_model_follows_the_first_key_found():
+    assert default_model({}) == "local/smollm2"
+    assert default_model({"ANTHROPIC_API_KEY": "x"}) == "anthropic/claude-3-5-haiku-latest"
+    both = {"DEEPSEEK_API_KEY": "x", "OPENAI_API_KEY": "y"}
+    assert default_model(both) == "openai/gpt-4o-mini"
+    assert default_model({"ENGRAM_MODEL": "ollama/qwen2.5-coder"}) == "ollama/qwen2.5-coder"
+
+
+def test_model_strings_are_checked_with_clear_errors():
+    check_model("ollama/qwen2.5-coder")
+    check_model("local/smollm2")
+    with pytest.raises(LLMError, match="unknown model 'nonsense-provider/x'"):
+        check_model("nonsense-provider/x")
+    with pytest.raises(LLMError, match="unknown local model"):
+        check_model("local/gpt9")
+
+
+def fail_with(monkeypatch, exc_factory, times):
+    litellm = import_litellm()
+    real = litellm.acompletion
+    calls = {"n": 0}
+
+    async def flaky(**kwargs):
+        calls["n"] += 1
+        if calls["n"] <= times:
+            raise exc_factory()
+        return await real(**kwargs)
+
+    monkeypatch.setattr(litellm, "acompletion", flaky)
+    return calls
+
+
+def timeout():
+    litellm = import_litellm()
+    return litellm.Timeout(message="slow", model="scripted/test", llm_provider="scripted")
+
+
+def rate_limited():
+    litellm = import_litellm()
+    return litellm.RateLimitError(message="429", model="scripted/test", llm_provider="scripted")
+
+
+async def test_transient_faults_are_retried(script, monkeypatch):
+    calls = fail_with(monkeypatch, rate_limited, times=2)
+    llm = LLM(LLMConfig(model="scripted/test", retries=3, backoff=0.01))
+    assert await llm.complete([{"role": "user", "content": "hi"}]) == "scripted answer"
+    assert calls["n"] == 3
+    assert llm.ledger.get("answer").calls == 1
+
+
+async def test_exhausted_retries_end_in_a_clear_error(script, monkeypatch):
+    fail_with(monkeypatch, timeout, times=99)
+    llm = LLM(LLMConfig(model="scripted/test", retries=2, backoff=0.01))
+    with pytest.raises(LLMError, match="timed out"):
+        await llm.stream([{"role": "user", "content": "hi"}])
+
+
+@pytest.mark.parametrize("fault", [timeout, rate_limited])
+async def test_llm_fault_loses_no_turn(make_agent, monkeypatch, fault):
+    agent = make_agent("full", retries=1)
+    await agent.ask("first question")
+    fail_with(monkeypatch, fault, times=99)
+    turn = await agent.ask("the question that fails")
+    assert not turn.ok and "scripted/test" in turn.error
+    recorded = read_transcript(agent.transcript.path).of_type("turn")
+    assert [t["user"] for t in recorded] == ["first question", "the question that fails"]
+    assert "error" in recorded[1]
+    assert len(agent.turns) == 2
+    monkeypatch.undo()
+
+
+async def test_malformed_stream_keeps_the_partial_answer(make_agent, monkeypatch):
+    litellm = import_litellm()
+
+    class Broken:
+        def __init__(self):
+            self.sent = False
+
+        def __aiter__(self):
+            return self
+
+        async def __anext__(self):
+            if not self.sent:
+                self.sent = True
+                return litellm.ModelResponseStream(choices=[{"delta": {"content": "half an "}}])
+            return {"garbage": True}
+
+    async def broken(**kwargs):
+        return Broken()
+
+    agent = make_agent("full", retries=1)
+    monkeypatch.setattr(litellm, "acompletion", broken)
+    turn = await agent.ask("stream please")
+    assert not turn.ok and "malformed stream" in turn.error
+    assert turn.assistant == "half an "
+    recorded = read_transcript(agent.transcript.path).of_type("turn")[0]
+    assert recorded["assistant"] == "half an " and "malformed" in recorded["error"]
+    assert agent.backend.state_digest() == make_agent("full").backend.state_digest()
+
+
+@pytest.mark.slow
+async def test_real_embedded_model_answers(make_agent):
+    agent = make_agent("rag", model="local/smollm2", max_answer_tokens=24)
+    pieces: list[str] = []
+    turn = await agent.ask("What does migrate do?", on_token=pieces.append)
+    assert turn.ok, turn.error
+    assert turn.assistant.strip() and "".join(pieces) == turn.assistant
+    counts = turn.usage.get("answer")
+    assert counts.prompt_tokens > 50 and 0 < counts.completion_tokens <= 24
+    second = await agent.ask("And connect?")
+    assert second.ok, second.error

@@ -1,0 +1,127 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory.repo import IndexConfig, LocationRefused, RepoIndex
+from memory.store import Store
+
+from ..conftest import git, make_repo
+
+
+def open_index(root: Path, embedder, **config) -> RepoIndex:
+    return RepoIndex(root, Store(root.parent / "data" / "index.lance"), embedder,
+                     IndexConfig(**config))
+
+
+def test_functions_methods_and_classes_found_with_spans(demo_repo, embedder):
+    index = open_index(demo_repo, embedder)
+    report = index.refresh()
+    assert report.files_changed == 4
+    found = {c.location: (c.kind, c.start, c.end) for c in index.chunks()}
+    assert found["app/forms.py::Form.validate_input"] == ("method", 15, 19)
+    assert found["app/forms.py::Form"] == ("class", 7, 23)
+    assert found["app/db.py::connect"] == ("function", 4, 6)
+    assert found["README.md::Demo app/Install"][0] == "section"
+
+
+def test_only_the_edited_file_is_re_embedded(demo_repo, counting_embedder):
+    index = open_index(demo_repo, counting_embedder)
+    index.refresh()
+    first = len(counting_embedder.texts)
+    assert first > 0
+    counting_embedder.texts.clear()
+    (demo_repo / "app/db.py").write_text('"""DB."""\n\n\ndef close(conn):\n    """Close it."""\n')
+    report = index.refresh()
+    assert report.files_changed == 1
+    assert counting_embedder.texts, "the edited file must be re-embedded"
+    assert all(t.startswith("app/db.py") for t in counting_embedder.texts)
+    assert index.locate("app/db.py::close").exact
+    assert index.locate("app/db.py::migrate") is None  # gone with the edit
+
+
+def test_reopen_embeds_nothing_and_keeps_the_chunks(demo_repo, counting_embedder):
+    index = open_index(demo_repo, counting_embedder)
+    index.refresh()
+    total = len(index)
+    counting_embedder.texts.clear()
+    again = open_index(demo_repo, counting_embedder)
+    assert len(again) == total
+    assert again.refresh().chunks_embedded == 0
+    assert counting_embedder.texts == []
+
+
+def test_untracked_and_deleted_files(demo_repo, embedder):
+    index = open_index(demo_repo, embedder)
+    index.refresh()
+    (demo_repo / "app/new.py").write_text("def fresh():\n    return 1\n")
+    git(demo_repo, "rm", "-q", "app/db.py")
+    report = index.refresh()
+    assert report.files_removed == 1
+    paths = {c.path for c in index.chunks()}
+    assert "app/new.py" in paths and "app/db.py" not in paths
+
+
+def test_docstring_phrase_finds_the_function_in_top_3(demo_repo, embedder):
+    index = open_index(demo_repo, embedder)
+    index.refresh()
+    hits = index.search("apply schema migrations in order", k=3)
+    assert "app/db.py::migrate" in [h.chunk.location for h in hits]
+    hits = index.functions("turn a form into an HTML string", k=3)
+    assert "app/forms.py::render_form" in [h.chunk.location for h in hits]
+    assert all(h.chunk.kind in ("function", "method") for h in index.functions("form", 10))
+
+
+def test_locate_exact_and_fuzzy(demo_repo, embedder):
+    index = open_index(demo_repo, embedder)
+    index.refresh()
+    exact = index.locate("app/forms.py::Form.validate_input")
+    assert exact.exact and exact.chunk.qualname == "Form.validate_input"
+    bare = index.locate("validate_input")
+    assert not bare.exact and bare.chunk.location == "app/forms.py::Form.validate_input"
+    wrong_dir = index.locate("lib/forms.py::validate_input")
+    assert not wrong_dir.exact
+    assert wrong_dir.chunk.location == "app/forms.py::Form.validate_input"
+    module = index.locate("app/db.py")
+    assert module.exact and module.chunk.kind == "module"
+    assert index.locate("no_such_function_anywhere") is None
+
+
+def test_paths_escaping_the_repository_are_refused(demo_repo, embedder):
+    index = open_index(demo_repo, embedder)
+    index.refresh()
+    with pytest.raises(LocationRefused):
+        index.locate("../../etc/passwd")
+    with pytest.raises(LocationRefused):
+        index.locate("/etc/passwd::root")
+    with pytest.raises(LocationRefused):
+        index.locate("app/../../outside.py::f")
+
+
+def test_binary_huge_and_vendored_files_are_skipped_with_reasons(tmp_path, embedder):
+    root = make_repo(tmp_path / "r", {
+        "ok.py": "def fine():\n    return 1\n",
+        "blob.py": b"\x00\x01\x02binary",
+        "huge.py": "x = 1\n" * 5000,
+        "node_modules/lib/index.py": "def vendored():\n    pass\n",
+        "logo.png": b"\x89PNG\r\n",
+    })
+    index = open_index(root, embedder, max_file_bytes=10_000)
+    report = index.refresh()
+    assert report.skipped["binary"] == 1
+    assert report.skipped["too large"] == 1
+    assert report.skipped["vendored"] == 1
+    assert report.skipped["unsupported type"] == 1
+    assert {c.path for c in index.chunks()} == {"ok.py"}
+    assert "binary" in report.summary() and "too large" in report.summary()
+
+
+def test_not_a_git_repo_is_a_clear_error(tmp_path, embedder):
+    from memory._git import NotAGitRepo
+
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(NotAGitRepo, match="not a git repository"):
+        open_index(tmp_path / "plain", embedder)
+    with pytest.raises(NotAGitRepo, match="no such folder"):
+        open_index(tmp_path / "missing", embedder)

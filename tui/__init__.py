@@ -1,0 +1,1 @@
+"""engram's terminal front-ends: the headless CLI now, the Textual app later."""

@@ -1,0 +1,186 @@
+"""The ``engram`` command line: headless ask / chat / index / backends.
+
+Heavy modules (litellm, torch, lancedb) are imported inside the commands, so
+``engram --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_USAGE = 2
+
+
+class CLIError(Exception):
+    """A problem the user can fix; printed without a traceback."""
+
+
+def _offline_env() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@contextmanager
+def _progress(console: Any, label: str) -> Iterator[Callable[[int, int, str], None]]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int, what: str) -> None:
+            bar.update(task, completed=done, total=total, description=f"{label}: {what[:50]}")
+
+        yield update
+
+
+def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> Any:
+    from memory._git import NotAGitRepo
+    from memory.backends import UnknownBackend
+    from memory.llm import LLMError
+    from memory.session import SessionOptions, open_session
+
+    options = SessionOptions(repo=Path(args.repo), backend=args.backend, model=args.model,
+                             data_dir=args.data_dir, max_tokens=args.max_tokens, record=record)
+    try:
+        with _progress(console, "indexing") as progress:
+            session = open_session(options, progress)
+    except (NotAGitRepo, UnknownBackend, LLMError) as exc:
+        raise CLIError(str(exc)) from exc
+    console.print(f"[dim]index: {session.report.summary()}[/dim]")
+    return session
+
+
+async def _answer(session: Any, query: str, out: TextIO) -> bool:
+    def echo(piece: str) -> None:
+        out.write(piece)
+        out.flush()
+
+    turn = await session.agent.ask(query, on_token=echo)
+    out.write("\n")
+    out.flush()
+    if not turn.ok:
+        print(f"engram: the answer failed: {turn.error}", file=sys.stderr)
+    return turn.ok
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    session = _session(args, console)
+    console.print(f"[dim]model {session.agent.llm.model}, backend {args.backend}[/dim]")
+    ok = asyncio.run(_answer(session, args.question, sys.stdout))
+    return 0 if ok else 1
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    if not args.headless:
+        raise CLIError("the interactive app is not built yet; use `engram chat --headless`")
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    session = _session(args, console)
+    console.print(f"[dim]session {session.session_id}: {session.transcript_path}[/dim]")
+
+    async def loop() -> int:
+        failures = 0
+        for line in sys.stdin:
+            query = line.strip()
+            if query:
+                failures += 0 if await _answer(session, query, sys.stdout) else 1
+        return 1 if failures else 0
+
+    return asyncio.run(loop())
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from memory._git import NotAGitRepo
+    from memory.session import open_index
+
+    console = Console(stderr=True)
+    try:
+        with _progress(console, "indexing") as progress:
+            _, report = open_index(Path(args.repo), args.data_dir, progress=progress)
+    except NotAGitRepo as exc:
+        raise CLIError(str(exc)) from exc
+    print(report.summary())
+    return 0
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    from memory.backends import registry
+
+    for name, spec in registry.specs().items():
+        print(f"{name:12} {spec.target}  ({spec.origin})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="engram",
+        description="A terminal coding assistant with pluggable conversational memory.",
+    )
+    sub = parser.add_subparsers(dest="command")
+
+    def session_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--repo", default=".", help="the git repository (default: here)")
+        p.add_argument("--backend", default="full", help="memory backend (`engram backends`)")
+        p.add_argument("--model", default=None,
+                       help="any litellm model string; default: a keyed provider's small "
+                            "model, else the embedded local/smollm2")
+        p.add_argument("--data-dir", type=Path, default=None,
+                       help="where indexes and sessions live (default: $ENGRAM_HOME or the "
+                            "platform data dir)")
+        p.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+
+    ask = sub.add_parser("ask", help="answer one question about the repository")
+    ask.add_argument("question")
+    session_args(ask)
+    ask.set_defaults(func=cmd_ask)
+
+    chat = sub.add_parser("chat", help="a recorded conversation")
+    chat.add_argument("--headless", action="store_true",
+                      help="read queries from stdin, one per line")
+    session_args(chat)
+    chat.set_defaults(func=cmd_chat)
+
+    index = sub.add_parser("index", help="build or refresh the repository index")
+    index.add_argument("--repo", default=".")
+    index.add_argument("--data-dir", type=Path, default=None)
+    index.set_defaults(func=cmd_index)
+
+    backends = sub.add_parser("backends", help="list the registered memory backends")
+    backends.set_defaults(func=cmd_backends)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    _offline_env()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args))
+    except CLIError as exc:
+        print(f"engram: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
