@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-KEY_CHARS = 600
+KEY_CHARS = 400
 HEAD_LINES = 6
 MODULE_CODE_LINES = 60
 

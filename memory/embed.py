@@ -27,7 +27,9 @@ class Embedder(Protocol):
     name: str
     dim: int
 
-    def embed(self, texts: list[str]) -> np.ndarray: ...
+    def embed(self, texts: list[str], *, max_tokens: int | None = None) -> np.ndarray:
+        """Vectors for ``texts``; ``max_tokens`` truncates each input (where supported)."""
+        ...
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -53,7 +55,7 @@ class MiniLMEmbedder:
     name = MINILM
     dim = MINILM_DIM
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 64, max_seq_length: int = 128) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import transformers
@@ -64,12 +66,16 @@ class MiniLMEmbedder:
 
         self.batch_size = batch_size
         self._model = SentenceTransformer(str(minilm_path()), device="cpu")
+        # all-MiniLM-L6-v2 was trained on 128-token inputs; cost grows with length
+        self.max_seq_length = max_seq_length
         self._lock = threading.Lock()
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], *, max_tokens: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
+            self._model.max_seq_length = min(max_tokens or self.max_seq_length,
+                                             self.max_seq_length)
             vectors = self._model.encode(
                 list(texts), batch_size=self.batch_size, show_progress_bar=False,
                 convert_to_numpy=True, normalize_embeddings=True,
@@ -85,7 +91,7 @@ class LiteLLMEmbedder:
         self.timeout = timeout
         self.dim = len(self.embed(["dimension probe"])[0])
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], *, max_tokens: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
         from memory.llm import import_litellm

@@ -40,6 +40,9 @@ class LocationRefused(ValueError):
 class IndexConfig:
     max_file_bytes: int = 1_000_000
     embed_batch: int = 128
+    # Keys are embedded up to this many tokens: location, signature and the start of
+    # the docstring fit; embedding cost on a CPU grows linearly with it.
+    key_tokens: int = 64
     vendored: frozenset[str] = VENDORED
 
 
@@ -194,7 +197,8 @@ class RepoIndex:
         batch = self.config.embed_batch
         for start in range(0, len(chunks), batch):
             part = chunks[start:start + batch]
-            vectors = self.embedder.embed([c.key for c in part])
+            vectors = self.embedder.embed([c.key for c in part],
+                                          max_tokens=self.config.key_tokens)
             rows = []
             for chunk, vector in zip(part, vectors, strict=True):
                 row = {k: getattr(chunk, k) for k in _CHUNK_FIELDS}

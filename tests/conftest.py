@@ -114,9 +114,9 @@ class CountingEmbedder:
         self.dim = inner.dim
         self.texts: list[str] = []
 
-    def embed(self, texts: list[str]) -> Any:
+    def embed(self, texts: list[str], *, max_tokens: int | None = None) -> Any:
         self.texts.extend(texts)
-        return self.inner.embed(texts)
+        return self.inner.embed(texts, max_tokens=max_tokens)
 
 
 @pytest.fixture

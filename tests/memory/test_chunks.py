@@ -35,7 +35,7 @@ def test_key_is_short_and_holds_signature_and_docstring():
     chunk = by_qualname(python_chunks("app/forms.py", FORMS.encode()))["Form.validate_input"]
     assert chunk.key.startswith("app/forms.py::Form.validate_input\ndef validate_input(self")
     assert "Reject an empty value" in chunk.key
-    assert len(chunk.key) <= 600
+    assert len(chunk.key) <= 400
 
 
 def test_unparsable_file_is_indexed_as_far_as_tree_sitter_gets():
