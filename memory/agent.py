@@ -121,6 +121,9 @@ class Agent:
             log.warning("memory update of %s failed: %s", backend.name, exc)
             self.record({"type": "memory", "backend": backend.name, "op": "error",
                          "id": "", "text": f"{type(exc).__name__}: {exc}"})
+        drain = getattr(backend, "drain_records", None)
+        for record in drain() if drain is not None else []:
+            self.record(record)
 
     async def switch(self, name: str, progress: Progress | None = None) -> Backend:
         """Replace the backend by ``name``, caught up on every successful turn so far."""

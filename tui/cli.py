@@ -50,7 +50,8 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
     from memory.session import SessionOptions, open_session
 
     options = SessionOptions(repo=Path(args.repo), backend=args.backend, model=args.model,
-                             data_dir=args.data_dir, max_tokens=args.max_tokens, record=record)
+                             data_dir=args.data_dir, max_tokens=args.max_tokens, record=record,
+                             shared_memory=args.shared_memory)
     try:
         with _progress(console, "indexing") as progress:
             session = open_session(options, progress)
@@ -119,6 +120,18 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_memories(args: argparse.Namespace) -> int:
+    from memory._git import NotAGitRepo
+    from memory.memories import MemoryListingError, list_memories
+
+    try:
+        print(list_memories(Path(args.repo), args.backend, session=args.session,
+                            shared=args.shared_memory, data_dir=args.data_dir))
+    except (NotAGitRepo, MemoryListingError) as exc:
+        raise CLIError(str(exc)) from exc
+    return 0
+
+
 def cmd_backends(args: argparse.Namespace) -> int:
     from memory.backends import registry
 
@@ -144,6 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where indexes and sessions live (default: $ENGRAM_HOME or the "
                             "platform data dir)")
         p.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+        p.add_argument("--shared-memory", action="store_true",
+                       help="memory backends keep one store per repository, shared by sessions")
 
     ask = sub.add_parser("ask", help="answer one question about the repository")
     ask.add_argument("question")
@@ -160,6 +175,16 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--repo", default=".")
     index.add_argument("--data-dir", type=Path, default=None)
     index.set_defaults(func=cmd_index)
+
+    memories = sub.add_parser("memories", help="list a memory backend's memories and history")
+    memories.add_argument("--repo", default=".")
+    memories.add_argument("--backend", default="mem0", help="mem0 or mem0r")
+    memories.add_argument("--session", default=None,
+                          help="session id (default: the latest session of the repository)")
+    memories.add_argument("--shared-memory", action="store_true",
+                          help="the repository-wide store instead of a session's")
+    memories.add_argument("--data-dir", type=Path, default=None)
+    memories.set_defaults(func=cmd_memories)
 
     backends = sub.add_parser("backends", help="list the registered memory backends")
     backends.set_defaults(func=cmd_backends)

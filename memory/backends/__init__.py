@@ -19,6 +19,8 @@ BUILTINS: dict[str, str] = {
     "full": "memory.backends.full:FullBackend",
     "empty": "memory.backends.empty:EmptyBackend",
     "rag": "memory.backends.rag:RagBackend",
+    "mem0": "memory.backends.mem0:Mem0Backend",
+    "mem0r": "memory.backends.mem0r:Mem0RBackend",
 }
 
 

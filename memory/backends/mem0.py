@@ -1,0 +1,239 @@
+"""``mem0``: the classic Mem0 algorithm (extract facts, then ADD/UPDATE/DELETE/NOOP).
+
+After each committed turn one LLM call extracts salient facts; each fact fetches
+its most similar stored memories; one more LLM call, seeing those memories under
+small integer ids, decides an operation per fact. Memories and their event
+history live in LanceDB. On a query: the top-k memories by similarity and the
+top-10 repository functions. Own prompts; memory calls count as ``memory`` usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memory.backends._memstore import Memory, MemoryStore
+from memory.backends.base import BackendEnv, repo_sections, split_budget
+from memory.lenient_json import MalformedJSON, parse_json
+from memory.llm import LLMError
+from memory.store import Store
+from memory.types import ContextPack, Section, Turn
+
+log = logging.getLogger(__name__)
+
+TOP_K = 10  # memories shown on a query
+SIMILAR = 10  # existing memories retrieved per new fact
+OPS = ("ADD", "UPDATE", "DELETE", "NOOP")
+
+EXTRACT_PROMPT = """You keep the long-term memory of a coding assistant.
+Read one exchange between a developer and the assistant and list the facts worth
+remembering for later turns: requirements and their revisions, decisions,
+constraints, preferences and conventions, and facts about the repository (files,
+functions, behaviour). One short self-contained sentence per fact. Skip greetings
+and anything that only mattered for this one answer.
+
+Answer with JSON only, shaped like this:
+{"facts": ["The developer wants dates stored in UTC.", "..."]}
+If nothing is worth remembering, answer {"facts": []}."""
+
+UPDATE_PROMPT = """You keep a coding assistant's memory consistent.
+Below are existing memories and new facts, each with a number.
+For every new fact choose one operation:
+- ADD: the fact is new information. Add it.
+- UPDATE: the fact revises, refines or extends existing memory M (same subject,
+  newer or fuller). Give the merged text, keeping what still holds.
+- DELETE: the fact says existing memory M is wrong or no longer holds. M is removed.
+- NOOP: the fact is already known. Nothing changes.
+Use only memory numbers from the list below.
+
+Answer with JSON only, shaped like this:
+{"operations": [{"fact": 0, "op": "ADD"},
+                {"fact": 1, "op": "UPDATE", "memory": 2, "text": "merged memory"},
+                {"fact": 2, "op": "DELETE", "memory": 0},
+                {"fact": 3, "op": "NOOP"}]}"""
+
+
+@dataclass
+class Fact:
+    text: str
+    locations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """What one observed turn did to memory (kept for the transcript and for tests)."""
+
+    facts: list[Fact] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+
+class Mem0Backend:
+    name = "mem0"
+
+    def __init__(self, env: BackendEnv) -> None:
+        self.env = env
+        self.top_k = int(env.options.get("mem0_top_k", TOP_K))  # type: ignore[call-overload]
+        shared = bool(env.options.get("shared_memory", False))
+        scope = f"{self.name}:{'repo' if shared else env.session_id or 'default'}"
+        if env.data_dir is None:
+            raise ValueError(f"the {self.name} backend needs a data dir for its store")
+        self.memories = MemoryStore(Store(env.data_dir / "index.lance"), scope,
+                                    env.embedder.dim)
+        self.last: Outcome = Outcome()
+        self._pending: list[dict[str, Any]] = []
+
+    # -- prompts and parsing (mem0r overrides these) --------------------------------
+    extract_prompt = EXTRACT_PROMPT
+
+    def parse_facts(self, data: Any) -> list[Fact]:
+        items = data.get("facts", []) if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise MalformedJSON("'facts' is not a list")
+        return [Fact(str(item).strip()) for item in items
+                if isinstance(item, str | int | float) and str(item).strip()]
+
+    def fact_line(self, fact: Fact) -> str:
+        return fact.text
+
+    def memory_line(self, memory: Memory) -> str:
+        return memory.text
+
+    # -- observe ------------------------------------------------------------------
+    async def _ask_json(self, system: str, user: str) -> Any:
+        text = await self.env.llm.complete(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            purpose="memory", temperature=0.0,
+        )
+        return parse_json(text)
+
+    async def extract(self, turn: Turn) -> list[Fact]:
+        data = await self._ask_json(
+            self.extract_prompt,
+            f"Developer: {turn.user}\n\nAssistant: {turn.assistant}",
+        )
+        return self.parse_facts(data)
+
+    async def observe(self, turn: Turn) -> None:
+        outcome = Outcome()
+        self.last = outcome
+        try:
+            outcome.facts = await self.extract(turn)
+            if outcome.facts:
+                await self._update(turn.index, outcome)
+        except (MalformedJSON, LLMError) as exc:
+            outcome.skipped = f"memory update skipped for turn {turn.index}: {exc}"
+            log.warning(outcome.skipped)
+        for event in outcome.events:
+            self._pending.append({"type": "memory", "backend": self.name, **event})
+        if outcome.skipped:
+            self._pending.append({"type": "memory", "backend": self.name, "op": "skipped",
+                                  "id": "", "text": outcome.skipped})
+
+    async def _update(self, turn_index: int, outcome: Outcome) -> None:
+        facts = outcome.facts
+        vectors = await asyncio.to_thread(self.env.embedder.embed,
+                                          [f.text for f in facts])
+        shown: dict[str, int] = {}  # memory id -> small integer the model sees
+        for vector in vectors:
+            for memory, _ in self.memories.similar(vector, SIMILAR):
+                shown.setdefault(memory.id, len(shown))
+        by_number = {n: memory_id for memory_id, n in shown.items()}
+        existing = "\n".join(f"{n}: {self.memory_line(self.memories.get(mid))}"  # type: ignore[arg-type]
+                             for mid, n in shown.items()) or "(none)"
+        new = "\n".join(f"{i}: {self.fact_line(f)}" for i, f in enumerate(facts))
+        data = await self._ask_json(UPDATE_PROMPT,
+                                    f"Existing memories:\n{existing}\n\nNew facts:\n{new}")
+        operations = data.get("operations", []) if isinstance(data, dict) else data
+        if not isinstance(operations, list):
+            raise MalformedJSON("'operations' is not a list")
+        decided: set[int] = set()
+        touched: set[str] = set()
+        for op in operations:
+            problem = self._apply(op, facts, vectors, by_number, decided, touched, turn_index,
+                                  outcome)
+            if problem:
+                outcome.rejected.append(problem)
+                log.warning("mem0: rejected operation %r: %s", op, problem)
+
+    def _apply(self, op: Any, facts: list[Fact], vectors: np.ndarray, by_number: dict[int, str],
+               decided: set[int], touched: set[str], turn: int, outcome: Outcome) -> str | None:
+        """Apply one operation; returns why it was rejected, or None."""
+        if not isinstance(op, dict):
+            return "not an object"
+        kind = str(op.get("op", "")).upper()
+        if kind not in OPS:
+            return f"unknown op {kind!r}"
+        try:
+            index = int(op.get("fact"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return "missing fact number"
+        if not 0 <= index < len(facts):
+            return f"no fact {index}"
+        if index in decided:
+            return f"fact {index} already decided"
+        fact, vector = facts[index], vectors[index]
+        memory_id = None
+        if kind in ("UPDATE", "DELETE"):
+            try:
+                number = int(op.get("memory"))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                return f"{kind} without a memory number"
+            memory_id = by_number.get(number)
+            if memory_id is None:
+                return f"invented memory id {number}"
+            if memory_id in touched:
+                return f"memory {number} already changed this turn"
+        decided.add(index)
+        if kind == "ADD":
+            memory, event = self.memories.add(fact.text, fact.locations, vector, turn)
+            outcome.events.append({"op": "ADD", "id": memory.id, "text": memory.text})
+        elif kind == "UPDATE":
+            text = str(op.get("text") or fact.text).strip()
+            merged_vector = self.env.embedder.embed([text])[0] if text != fact.text else vector
+            self.memories.update(memory_id, text, fact.locations, merged_vector, turn)  # type: ignore[arg-type]
+            touched.add(memory_id)  # type: ignore[arg-type]
+            outcome.events.append({"op": "UPDATE", "id": memory_id, "text": text})
+        elif kind == "DELETE":
+            event = self.memories.delete(memory_id, turn)  # type: ignore[arg-type]
+            touched.add(memory_id)  # type: ignore[arg-type]
+            outcome.events.append({"op": "DELETE", "id": memory_id, "text": event.old})
+        return None
+
+    def drain_records(self) -> list[dict[str, Any]]:
+        """Transcript records of the memory changes since the last call."""
+        records, self._pending = self._pending, []
+        return records
+
+    # -- context ------------------------------------------------------------------
+    async def relevant(self, query: str) -> list[Memory]:
+        if not len(self.memories):
+            return []
+        vector = (await asyncio.to_thread(self.env.embedder.embed, [query]))[0]
+        return [m for m, _ in self.memories.similar(vector, self.top_k)]
+
+    def memory_sections(self, memories: list[Memory], budget: int) -> list[Section]:
+        sections: list[Section] = []
+        used = 0
+        for memory in memories:
+            text = f"- {memory.text}"
+            tokens = self.env.count(text)
+            if used + tokens > budget:
+                break
+            sections.append(Section("memory", memory.id, text, tokens))
+            used += tokens
+        return sections
+
+    async def context(self, query: str, *, budget: int) -> ContextPack:
+        repo = repo_sections(self.env, query, split_budget(budget))
+        left = budget - sum(s.tokens for s in repo)
+        memories = self.memory_sections(await self.relevant(query), left)
+        return ContextPack(query, [*memories, *repo], self.env.count(query))
+
+    def state_digest(self) -> str:
+        return self.memories.digest()

@@ -1,0 +1,122 @@
+"""``mem0r`` (Mem0^R): Mem0 whose memories link to repository locations.
+
+Extraction also returns the locations each fact refers to (``path``,
+``path::Qual.name`` or a bare name). On a query, every retrieved memory brings
+the code of its locations through ``RepoIndex.locate`` (exact, else fuzzy);
+unresolvable locations are shown as such, locations outside the repository are
+refused when the fact is stored. This backend does its own repository
+retrieval, so it gets no generic top-10 functions.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from memory.backends._memstore import Memory
+from memory.backends.base import render_chunk
+from memory.backends.mem0 import Fact, Mem0Backend
+from memory.lenient_json import MalformedJSON
+from memory.repo import LocationRefused
+from memory.types import ContextPack, Section
+
+log = logging.getLogger(__name__)
+
+EXTRACT_PROMPT_R = """You keep the long-term memory of a coding assistant working in a git
+repository. Read one exchange between a developer and the assistant and list the facts worth
+remembering for later turns: requirements and their revisions, decisions,
+constraints, preferences and conventions, and facts about the repository. One
+short self-contained sentence per fact. For each fact, list the repository
+locations it is about: a file path ("app/forms.py"), a path with a qualified name
+("app/forms.py::Form.validate_input"), or just a function or class name the
+developer used ("validate_input"). Skip greetings and one-off details.
+
+Answer with JSON only, shaped like this:
+{"facts": [{"text": "validate_input must reject empty strings.",
+            "locations": ["app/forms.py::Form.validate_input"]}]}
+If nothing is worth remembering, answer {"facts": []}."""
+
+
+class Mem0RBackend(Mem0Backend):
+    name = "mem0r"
+    extract_prompt = EXTRACT_PROMPT_R
+
+    def _safe_locations(self, raw: Any) -> list[str]:
+        if not isinstance(raw, list):
+            raw = [raw] if isinstance(raw, str) else []
+        kept: list[str] = []
+        for item in raw:
+            location = str(item).strip().strip("`")
+            if not location:
+                continue
+            path, sep, qual = location.partition("::")
+            if self.env.repo is not None and (sep or "/" in path or path.endswith(".py")):
+                try:
+                    rel = self.env.repo.relative(path)
+                except LocationRefused as exc:
+                    log.warning("mem0r: refused location %r: %s", location, exc)
+                    continue
+                location = f"{rel}::{qual}" if sep else rel
+            kept.append(location)
+        return list(dict.fromkeys(kept))
+
+    def parse_facts(self, data: Any) -> list[Fact]:
+        items = data.get("facts", []) if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise MalformedJSON("'facts' is not a list")
+        facts: list[Fact] = []
+        for item in items:
+            if isinstance(item, str) and item.strip():
+                facts.append(Fact(item.strip()))
+            elif isinstance(item, dict) and str(item.get("text", "")).strip():
+                facts.append(Fact(str(item["text"]).strip(),
+                                  self._safe_locations(item.get("locations", []))))
+        return facts
+
+    def fact_line(self, fact: Fact) -> str:
+        return fact.text + (f" [{', '.join(fact.locations)}]" if fact.locations else "")
+
+    def memory_line(self, memory: Memory) -> str:
+        return memory.text + (f" [{', '.join(memory.locations)}]" if memory.locations else "")
+
+    def resolve(self, location: str) -> tuple[str, str] | None:
+        """(resolved location, code) of a memory's location, or None when unresolvable."""
+        if self.env.repo is None:
+            return None
+        try:
+            found = self.env.repo.locate(location)
+        except LocationRefused:
+            return None
+        if found is None:
+            return None
+        return found.chunk.location, found.chunk.code
+
+    async def context(self, query: str, *, budget: int) -> ContextPack:
+        sections: list[Section] = []
+        shown_code: set[str] = set()
+        used = 0
+        for memory in await self.relevant(query):
+            links: list[str] = []
+            code_sections: list[Section] = []
+            for location in memory.locations:
+                resolved = self.resolve(location)
+                if resolved is None:
+                    links.append(f"{location} (unresolved)")
+                    continue
+                where, code = resolved
+                links.append(where if where == location else f"{location} -> {where}")
+                if where not in shown_code:
+                    text = render_chunk(where, code)
+                    code_sections.append(Section("repo", where, text, self.env.count(text)))
+            text = f"- {memory.text}" + (f"\n  linked: {'; '.join(links)}" if links else "")
+            mem_section = Section("memory", memory.id, text, self.env.count(text))
+            if used + mem_section.tokens > budget:
+                break
+            sections.append(mem_section)
+            used += mem_section.tokens
+            for code in code_sections:
+                if used + code.tokens <= budget:
+                    sections.append(code)
+                    shown_code.add(code.source)
+                    used += code.tokens
+        return ContextPack(query, sections, self.env.count(query))
