@@ -3,7 +3,6 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.engram-installed
-QUESTION ?= What does this repository do, and where is its entry point?
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -22,7 +21,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/engram ask --repo . "$(QUESTION)"
+	$(VENV)/bin/engram .
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -30,6 +29,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) scripts/bench_index.py
+	$(PY) scripts/bench_tui.py
+	$(PY) -m tests.bench_mem0
 
 clean:
 	rm -rf $(VENV)

@@ -44,6 +44,7 @@ class Agent:
         self.config = config or AgentConfig()
         self.backends = backends
         self.turns: list[Turn] = []
+        self.last_pack: ContextPack | None = None
 
     @property
     def repo(self) -> Any:
@@ -72,22 +73,26 @@ class Agent:
         return max(0, window - reserve - system.tokens - self.llm.count_tokens(query))
 
     async def context(self, query: str) -> ContextPack:
+        """What the current backend would show the model for ``query`` (no side effects)."""
         system = self.system_section()
         pack = await self.backend.context(query, budget=self.budget(system, query))
         pack.sections.insert(0, system)
         return pack
 
-    async def ask(self, query: str, *, commit: bool = True,
-                  on_token: Callable[[str], None] | None = None) -> Turn:
-        """Answer ``query``. With ``commit`` the turn is recorded and the backend observes it;
-        without, no state anywhere changes. A failed answer comes back as a turn with
-        ``error`` set (and, when committing, is recorded all the same)."""
+    async def answer_with(self, backend: Backend, query: str,
+                          on_token: Callable[[str], None] | None = None) -> Turn:
+        """Answer ``query`` through ``backend`` without changing any state.
+
+        A failure comes back as a turn with ``error`` set (and any partial answer)."""
         before = self.llm.ledger.copy()
         started = time.time()
-        turn = Turn(index=len(self.turns), user=query, backend=self.backend.name,
+        turn = Turn(index=len(self.turns), user=query, backend=backend.name,
                     model=self.llm.model, started=started)
         try:
-            pack = await self.context(query)
+            system = self.system_section()
+            pack = await backend.context(query, budget=self.budget(system, query))
+            pack.sections.insert(0, system)
+            self.last_pack = pack
             turn.context = pack.summary()
             turn.assistant = await self.llm.stream(
                 pack.to_messages(), purpose="answer", on_token=on_token,
@@ -101,12 +106,57 @@ class Agent:
         turn.finished = time.time()
         turn.latency_ms = int((turn.finished - started) * 1000)
         turn.usage = self.llm.ledger.since(before)
-        if commit:
-            self.turns.append(turn)
-            self.record(turn.to_record())
-            if turn.ok:
-                await self._observe(self.backend, [turn])
         return turn
+
+    async def commit(self, turn: Turn, observers: list[Backend] | None = None) -> None:
+        """Record ``turn`` and let the backends (default: the current one) observe it."""
+        self.turns.append(turn)
+        self.record(turn.to_record())
+        if turn.ok:
+            for backend in observers or [self.backend]:
+                await self._observe(backend, [turn])
+
+    async def ask(self, query: str, *, commit: bool = True,
+                  on_token: Callable[[str], None] | None = None) -> Turn:
+        """Answer ``query``. With ``commit`` the turn is recorded and the backend observes it;
+        without, no state anywhere changes. A failed answer comes back as a turn with
+        ``error`` set (and, when committing, is recorded all the same)."""
+        turn = await self.answer_with(self.backend, query, on_token)
+        if commit:
+            await self.commit(turn)
+        return turn
+
+    async def prepare(self, name: str, progress: Progress | None = None) -> Backend:
+        """The current backend if it is ``name``, else a new one caught up on the turns."""
+        if name == self.backend.name:
+            return self.backend
+        backend = self.backends.create(name, self.env)
+        done = [t for t in self.turns if t.ok]
+        step = 16
+        for start in range(0, len(done), step):
+            await self._observe(backend, done[start:start + step])
+            if progress is not None:
+                progress(min(start + step, len(done)), len(done))
+        return backend
+
+    async def ab(self, query: str, backends: list[Backend],
+                 on_tokens: list[Callable[[str], None] | None]) -> list[Turn]:
+        """Answer ``query`` with each backend (nothing is committed yet)."""
+        turns = []
+        for backend, on_token in zip(backends, on_tokens, strict=True):
+            turns.append(await self.answer_with(backend, query, on_token))
+        return turns
+
+    async def choose(self, turns: list[Turn], choice: int, backends: list[Backend]) -> Turn:
+        """Commit the chosen A/B answer; every backend involved (and the current one)
+        observes it, and the comparison is recorded."""
+        chosen = turns[choice]
+        observers = list({id(b): b for b in [*backends, self.backend]}.values())
+        await self.commit(chosen, observers)
+        self.record({"type": "ab", "backends": [t.backend for t in turns],
+                     "answers": [t.assistant for t in turns], "choice": choice,
+                     "turn": chosen.index})
+        return chosen
 
     async def _observe(self, backend: Backend, turns: list[Turn]) -> None:
         """Let ``backend`` learn from ``turns``; a failure is logged and recorded, never raised."""
@@ -129,19 +179,15 @@ class Agent:
         """Replace the backend by ``name``, caught up on every successful turn so far."""
         if name == self.backend.name:
             return self.backend
-        backend = self.backends.create(name, self.env)
-        done = [t for t in self.turns if t.ok]
-        step = 16
-        for start in range(0, len(done), step):
-            await self._observe(backend, done[start:start + step])
-            if progress is not None:
-                progress(min(start + step, len(done)), len(done))
+        backend = await self.prepare(name, progress)
         self.record({"type": "switch", "from": self.backend.name, "to": name,
                      "turn": len(self.turns)})
         self.backend = backend
         return backend
 
     async def resume(self, turns: list[Turn]) -> None:
-        """Continue a recorded session: its turns become history, the backend catches up."""
+        """Continue a recorded session: its turns become history, the backend catches up
+        (a persistent backend, whose store already holds them, does not)."""
         self.turns.extend(turns)
-        await self._observe(self.backend, [t for t in turns if t.ok])
+        if not getattr(self.backend, "persistent", False):
+            await self._observe(self.backend, [t for t in turns if t.ok])

@@ -105,6 +105,27 @@ class LiteLLMEmbedder:
         return _normalise(np.array([row["embedding"] for row in response.data]))
 
 
+class LazyEmbedder:
+    """An embedder loaded on first use, so front-ends can start before torch is imported."""
+
+    def __init__(self, name: str = MINILM) -> None:
+        self.name = name
+        self._dim = MINILM_DIM if name == MINILM else None
+
+    @property
+    def loaded(self) -> bool:
+        return self.name in _shared
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = get_embedder(self.name).dim
+        return self._dim
+
+    def embed(self, texts: list[str], *, max_tokens: int | None = None) -> np.ndarray:
+        return get_embedder(self.name).embed(texts, max_tokens=max_tokens)
+
+
 _shared: dict[str, Embedder] = {}
 _shared_lock = threading.Lock()
 

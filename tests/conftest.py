@@ -126,7 +126,10 @@ def counting_embedder(embedder: Any) -> CountingEmbedder:
 
 def git(root: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+           # fixed dates: the same files give the same commit sha (snapshot tests)
+           "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
     return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
                           text=True, env=env).stdout
 

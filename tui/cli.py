@@ -86,7 +86,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     if not args.headless:
-        raise CLIError("the interactive app is not built yet; use `engram chat --headless`")
+        return run_app([args.repo, "--backend", args.backend, "--max-tokens",
+                        str(args.max_tokens)] + (["--model", args.model] if args.model else [])
+                       + (["--data-dir", str(args.data_dir)] if args.data_dir else []))
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -191,13 +193,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def app_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="engram",
+        description="Chat with a git repository (the Textual app). Subcommands: "
+                    + ", ".join(SUBCOMMANDS) + " (engram SUBCOMMAND --help).",
+    )
+    parser.add_argument("path", nargs="?", default=".", help="the repository (default: here)")
+    parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
+                        help="continue the last session of this repository")
+    parser.add_argument("--resume", action="store_true", help="pick a session to resume")
+    parser.add_argument("--backend", default="full", help="memory backend")
+    parser.add_argument("--model", default=None, help="any litellm model string")
+    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+    return parser
+
+
+def run_app(argv: list[str]) -> int:
+    args = app_parser().parse_args(argv)
+    from tui.app import AppOptions, EngramApp
+
+    options = AppOptions(repo=Path(args.path), backend=args.backend, model=args.model,
+                         data_dir=args.data_dir, continue_last=args.continue_last,
+                         pick_session=args.resume, max_tokens=args.max_tokens)
+    EngramApp(options).run()
+    return 0
+
+
+SUBCOMMANDS = ("ask", "chat", "index", "memories", "backends")
+
+
 def main(argv: list[str] | None = None) -> int:
     _offline_env()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help"):
+        return run_app(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
     try:
         return int(args.func(args))
     except CLIError as exc:

@@ -75,6 +75,7 @@ class Outcome:
 
 class Mem0Backend:
     name = "mem0"
+    persistent = True  # its store survives restarts: a resumed session needs no catch-up
 
     def __init__(self, env: BackendEnv) -> None:
         self.env = env
@@ -95,8 +96,12 @@ class Mem0Backend:
         items = data.get("facts", []) if isinstance(data, dict) else data
         if not isinstance(items, list):
             raise MalformedJSON("'facts' is not a list")
-        return [Fact(str(item).strip()) for item in items
-                if isinstance(item, str | int | float) and str(item).strip()]
+        facts = []
+        for item in items:
+            text = item.get("text", "") if isinstance(item, dict) else item
+            if isinstance(text, str | int | float) and str(text).strip():
+                facts.append(Fact(str(text).strip()))
+        return facts
 
     def fact_line(self, fact: Fact) -> str:
         return fact.text

@@ -12,9 +12,11 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120)
 
 
-def test_no_subcommand_prints_help():
-    result = run_cli()
+def test_help_lists_the_subcommands():
+    result = run_cli("--help")
     assert result.returncode == 0 and "usage: engram" in result.stdout
+    for name in ("ask", "chat", "index", "memories", "backends"):
+        assert name in result.stdout
 
 
 def test_backends_are_listed():

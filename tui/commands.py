@@ -1,0 +1,52 @@
+"""The command-palette provider: every slash command, backends and themes."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from tui.slash import COMMANDS
+
+if TYPE_CHECKING:
+    from tui.app import EngramApp
+
+
+class EngramCommands(Provider):
+    """Every slash command in the palette; those with arguments list their choices."""
+
+    @property
+    def engram(self) -> EngramApp:
+        return self.app  # type: ignore[return-value]
+
+    def _entries(self) -> list[tuple[str, str, object]]:
+        app = self.engram
+        entries: list[tuple[str, str, object]] = []
+        for name in app.backend_names():
+            entries.append((f"Backend: {name}", f"/backend {name}",
+                            partial(app.run_slash, f"/backend {name}")))
+            entries.append((f"A/B: current vs {name}", f"/ab {app.backend_name} {name}",
+                            partial(app.run_slash, f"/ab {app.backend_name} {name}")))
+        for theme in app.theme_names():
+            entries.append((f"Theme: {theme}", f"/theme {theme}",
+                            partial(app.run_slash, f"/theme {theme}")))
+        for command in COMMANDS:
+            if command.args and command.args != "[PATH]":
+                entries.append((f"/{command.name} {command.args}", command.help,
+                                partial(app.prefill, f"/{command.name} ")))
+            else:
+                entries.append((f"/{command.name}", command.help,
+                                partial(app.run_slash, f"/{command.name}")))
+        return entries
+
+    async def discover(self) -> Hits:
+        for title, help_, callback in self._entries():
+            yield DiscoveryHit(title, callback, help=help_)  # type: ignore[arg-type]
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_, callback in self._entries():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_)  # type: ignore[arg-type]

@@ -1,0 +1,32 @@
+"""Keys and slash commands (F1, /help)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui.slash import help_text
+
+KEYS = """\
+enter        send the query          ctrl+j      new line in the query
+up / down    query history           ctrl+p      command palette
+f1           this help               f2          context inspector
+f3           switch backend (cycle)  1 / 2       choose A or B in an A/B turn
+ctrl+q       quit"""
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90; height: auto; max-height: 80%;
+        border: round $primary; background: $surface; padding: 1 2; }
+    """
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static("[b]Keys[/b]\n" + KEYS + "\n\n[b]Commands[/b]\n"
+                         + help_text().replace("[", r"\["))

@@ -1,0 +1,106 @@
+"""The app's engine-side steps: open a session (new or resumed), index, model checks,
+export. Everything here runs on the engine loop or its threads, never the UI's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory import __version__, _git
+from memory.agent import Agent, AgentConfig
+from memory.backends import BackendEnv, registry
+from memory.embed import LazyEmbedder
+from memory.home import repo_home
+from memory.llm import LLM, LLMConfig, LLMError, check_model, default_model, import_litellm
+from memory.repo import IndexReport, Progress, RepoIndex
+from memory.store import Store
+from memory.transcript import TranscriptWriter, new_session_id, read_transcript, sessions_dir
+from memory.types import Turn
+
+
+@dataclass
+class Booted:
+    agent: Agent
+    home: Path
+    session_id: str
+    branch: str
+    head: str
+
+
+def repo_root(path: Path) -> Path:
+    return _git.toplevel(Path(path).expanduser())
+
+
+async def open_app_session(options: Any, transcript: Path | None = None) -> Booted:
+    """A new session, or the recorded one at ``transcript`` continued (its file appended)."""
+    import asyncio
+
+    root = await asyncio.to_thread(repo_root, options.repo)
+    home = repo_home(root, options.data_dir)
+    turns: list[Turn] = []
+    backend = options.backend
+    model = options.model
+    session_id = new_session_id()
+    if transcript is not None:
+        recorded = read_transcript(transcript)
+        session = recorded.session or {}
+        session_id = str(session.get("id") or transcript.stem)
+        turns = [Turn.from_record(r) for r in recorded.of_type("turn")]
+        switches = recorded.of_type("switch")
+        backend = str(switches[-1]["to"]) if switches else str(session.get("backend", backend))
+        model = model or session.get("model")
+    registry.spec(backend)
+    model = model or default_model()
+    await asyncio.to_thread(check_model, model)
+    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens))
+    env = BackendEnv(llm=llm, embedder=LazyEmbedder(), repo=None, data_dir=home,
+                     session_id=session_id)
+    path = transcript or sessions_dir(home) / f"{session_id}.jsonl"
+    agent = Agent(registry.create(backend, env), llm, env, TranscriptWriter(path),
+                  config=AgentConfig(max_answer_tokens=options.max_tokens))
+    if turns:
+        await agent.resume(turns)
+    else:
+        agent.start_session(session_id, __version__, _git.head(root))
+    return Booted(agent, home, session_id, _git.branch(root), _git.head(root))
+
+
+def build_index(env: BackendEnv, options: Any,
+                progress: Progress | None = None) -> tuple[RepoIndex, IndexReport]:
+    """Open and refresh the repository index (blocking; run it in a thread)."""
+    root = repo_root(options.repo)
+    index = RepoIndex(root, Store(repo_home(root, options.data_dir) / "index.lance"),
+                      env.embedder)
+    report = index.refresh(progress)
+    env.embedder.embed(["warm up"])  # load the model now, not on the first query
+    return index, report
+
+
+def usable_llm(current: LLM, model: str) -> LLM:
+    """``current``'s settings with another model, or ValueError saying why not."""
+    try:
+        check_model(model)
+    except LLMError as exc:
+        raise ValueError(str(exc)) from exc
+    if not model.startswith("local/"):
+        litellm = import_litellm()
+        try:
+            env = litellm.validate_environment(model=model)
+        except Exception:
+            env = {"keys_in_environment": True}
+        if not env.get("keys_in_environment", True):
+            missing = ", ".join(env.get("missing_keys") or []) or "an API key"
+            raise ValueError(f"{model} needs {missing} in the environment")
+    return current.with_model(model)
+
+
+def export_markdown(turns: list[Turn], path: Path) -> None:
+    lines = ["# engram conversation", ""]
+    for turn in turns:
+        lines += [f"## Turn {turn.index} · {turn.backend} · {turn.model}", "",
+                  f"**You:** {turn.user}", "", turn.assistant or "_(no answer)_", ""]
+        if turn.error:
+            lines += [f"> error: {turn.error}", ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines))

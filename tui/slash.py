@@ -1,0 +1,50 @@
+"""Slash commands: the list, parsing and help text (no Textual imports)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    args: str
+    help: str
+
+
+COMMANDS: tuple[SlashCommand, ...] = (
+    SlashCommand("backend", "NAME", "switch the memory backend; the conversation stays"),
+    SlashCommand("ab", "A B", "answer the next query with two backends side by side"),
+    SlashCommand("model", "NAME", "switch the model (any litellm model string)"),
+    SlashCommand("theme", "NAME", "switch the theme (engram-dark, engram-light)"),
+    SlashCommand("inspector", "", "show or hide the context inspector"),
+    SlashCommand("sessions", "", "pick a recorded session to resume"),
+    SlashCommand("export", "[PATH]", "write the conversation as Markdown"),
+    SlashCommand("help", "", "keys and commands"),
+    SlashCommand("quit", "", "leave engram"),
+)
+
+
+class SlashError(ValueError):
+    """A slash command that cannot run as typed."""
+
+
+def parse(text: str) -> tuple[str, list[str]] | None:
+    """``("backend", ["rag"])`` for ``/backend rag``; None if ``text`` is not a command."""
+    if not text.startswith("/"):
+        return None
+    try:
+        words = shlex.split(text[1:])
+    except ValueError as exc:
+        raise SlashError(f"cannot read the command: {exc}") from exc
+    if not words:
+        raise SlashError("empty command; /help lists them")
+    name = words[0].lower()
+    if name not in {c.name for c in COMMANDS}:
+        raise SlashError(f"unknown command /{name}; /help lists them")
+    return name, words[1:]
+
+
+def help_text() -> str:
+    return "\n".join(f"/{c.name} {c.args}".ljust(20) + c.help for c in COMMANDS)

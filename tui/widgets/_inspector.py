@@ -1,0 +1,58 @@
+"""The context inspector: what the model saw for a turn, and the backend's memories."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+PREVIEW_CHARS = 160
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    text: str
+    event: str = ""  # ADD / UPDATE / DELETE in the last turn, else ""
+
+
+class Inspector(VerticalScroll):
+    """A side panel; the app calls ``show`` with plain data (attributes down)."""
+
+    DEFAULT_CSS = """
+    Inspector { width: 48; padding: 0 1; }
+    Inspector Static { height: auto; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static("Select a turn to see its context.", id="inspector-body")
+
+    def show(self, title: str, sections: list[dict], memories: list[MemoryRow] | None) -> None:
+        lines = [f"[b]{title}[/b]"]
+        kinds: dict[str, list[dict]] = {}
+        for section in sections:
+            kinds.setdefault(section["kind"], []).append(section)
+        total = sum(s["tokens"] for s in sections)
+        lines.append(f"{len(sections)} sections, {total} tokens")
+        for kind in ("system", "history", "memory", "repo", "task"):
+            group = kinds.get(kind, [])
+            if not group:
+                continue
+            tokens = sum(s["tokens"] for s in group)
+            lines.append(f"\n[b]{kind}[/b]  {len(group)} · {tokens} tok")
+            for s in group:
+                preview = " ".join(str(s.get("text", "")).split())[:PREVIEW_CHARS]
+                lines.append(f"  {self._esc(s['source'])}  [dim]{s['tokens']} tok[/dim]")
+                if preview:
+                    lines.append(f"    [dim]{self._esc(preview)}[/dim]")
+        if memories is not None:
+            lines.append(f"\n[b]memories[/b]  {len(memories)}")
+            for row in memories:
+                mark = f"[b]{row.event}[/b] " if row.event else ""
+                lines.append(f"  {mark}{self._esc(row.text)}")
+        self.query_one("#inspector-body", Static).update("\n".join(lines))
+
+    @staticmethod
+    def _esc(text: str) -> str:
+        return text.replace("[", r"\[")

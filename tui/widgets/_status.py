@@ -1,0 +1,41 @@
+"""The status line: repository, branch, HEAD, model, backend, tokens, cost."""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+
+class StatusBar(Static):
+    """One line of facts about the session; the app sets its attributes."""
+
+    DEFAULT_CSS = "StatusBar { height: 1; padding: 0 1; }"
+
+    repo: reactive[str] = reactive("")
+    """Repository name."""
+    branch: reactive[str] = reactive("")
+    """Current branch."""
+    head: reactive[str] = reactive("")
+    """HEAD commit (short)."""
+    model: reactive[str] = reactive("")
+    """The model answering."""
+    backend: reactive[str] = reactive("")
+    """The memory backend."""
+    last_tokens: reactive[int] = reactive(0)
+    """Tokens of the last turn (all purposes)."""
+    session_tokens: reactive[int] = reactive(0)
+    """Tokens of the whole session."""
+    cost: reactive[float] = reactive(0.0)
+    """Cost in USD where litellm knows the model's prices."""
+    note: reactive[str] = reactive("")
+    """A short state note (indexing progress, catching up)."""
+
+    def render(self) -> str:
+        parts = [f"{self.repo} {self.branch}@{self.head}" if self.repo else "engram",
+                 f"model {self.model}", f"backend {self.backend}",
+                 f"last {self.last_tokens} tok", f"session {self.session_tokens} tok"]
+        if self.cost:
+            parts.append(f"${self.cost:.4f}")
+        if self.note:
+            parts.append(self.note)
+        return " │ ".join(parts)
