@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(PY) scripts/bench_index.py
 	$(PY) scripts/bench_tui.py
 	$(PY) -m tests.bench_mem0
+	$(PY) -m tests.bench_codemem
 
 clean:
 	rm -rf $(VENV)

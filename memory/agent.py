@@ -98,6 +98,7 @@ class Agent:
                 pack.to_messages(), purpose="answer", on_token=on_token,
                 max_tokens=self.config.max_answer_tokens,
             )
+            await self._review(backend, turn, pack)
         except LLMError as exc:
             turn.assistant, turn.error = exc.partial, str(exc)
         except Exception as exc:  # a backend failing must not lose the user's query
@@ -107,6 +108,34 @@ class Agent:
         turn.latency_ms = int((turn.finished - started) * 1000)
         turn.usage = self.llm.ledger.since(before)
         return turn
+
+    async def _review(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
+        """Let a backend that checks answers (``review``) ask for one regeneration.
+
+        ``review(turn, pack)`` returns the messages to answer again from, or None; it
+        may note what it found in ``turn.meta``. The first answer is kept in the meta;
+        a failing review or regeneration keeps the first answer."""
+        review = getattr(backend, "review", None)
+        if review is None or not turn.assistant.strip():
+            return
+        try:
+            messages = await review(turn, pack)
+        except Exception as exc:
+            log.warning("%s: reviewing the answer failed: %s", backend.name, exc)
+            return
+        if not messages:
+            return
+        note = turn.meta.setdefault(backend.name, {})
+        try:
+            again = await self.llm.complete(messages, purpose="answer",
+                                            max_tokens=self.config.max_answer_tokens)
+        except LLMError as exc:
+            note["regeneration_error"] = str(exc)
+            return
+        if again.strip():
+            note["first_answer"] = turn.assistant
+            note["regenerated"] = True
+            turn.assistant = again
 
     async def commit(self, turn: Turn, observers: list[Backend] | None = None) -> None:
         """Record ``turn`` and let the backends (default: the current one) observe it."""

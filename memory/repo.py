@@ -245,6 +245,14 @@ class RepoIndex:
         return [Hit(self._catalog[i], scores[i], vranks.get(i), tranks.get(i))
                 for i in ranked if i in self._catalog][:k]
 
+    def keyword(self, query: str, k: int = 10, kinds: Iterable[str] | None = None) -> list[Chunk]:
+        """BM25 over the code alone, best first (CodeMem's retrieval)."""
+        if not query.strip() or not self._catalog:
+            return []
+        where = in_list("kind", list(kinds)) if kinds else None
+        rows = self.store.text_search(self._chunks, query, k, where, ["id"])
+        return [self._catalog[r["id"]] for r in rows if r["id"] in self._catalog]
+
     def functions(self, query: str, k: int = 10) -> list[Hit]:
         """The top-k functions and methods for a query (LoCoEval's repository adaptation)."""
         return self.search(query, k, FUNCTION_KINDS)

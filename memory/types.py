@@ -163,6 +163,7 @@ class Turn:
     finished: float = 0.0
     context: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)  # what a backend noted (e.g. conflicts)
 
     @property
     def ok(self) -> bool:
@@ -184,6 +185,8 @@ class Turn:
         }
         if self.error is not None:
             record["error"] = self.error
+        if self.meta:
+            record["meta"] = self.meta
         return record
 
     @classmethod
@@ -200,4 +203,5 @@ class Turn:
             finished=float(record.get("finished", 0.0)),
             context=list(record.get("context") or []),
             error=record.get("error"),
+            meta=dict(record.get("meta") or {}),
         )

@@ -196,8 +196,12 @@ class EngramApp(App[None]):
             self.ask(event.text)
 
     def _meta(self, turn: Any) -> str:
-        return (f"{turn.backend} · {turn.model} · {turn.usage.tokens} tok · "
+        meta = (f"{turn.backend} · {turn.model} · {turn.usage.tokens} tok · "
                 f"context {sum(c['tokens'] for c in turn.context)} tok")
+        for noted in turn.meta.values():
+            if isinstance(noted, dict) and noted.get("regenerated"):
+                meta += f" · regenerated after {len(noted.get('conflicts', []))} conflict(s)"
+        return meta
 
     def _update_usage(self, turn: Any = None) -> None:
         status = self.query_one(StatusBar)
@@ -423,6 +427,9 @@ class EngramApp(App[None]):
 
     def _memory_rows(self) -> list[MemoryRow] | None:
         backend = self.agent.backend if self.agent else None
+        view = getattr(backend, "memory_view", None)
+        if view is not None:
+            return [MemoryRow(text, event) for text, event in view()]
         store = getattr(backend, "memories", None)
         if store is None:
             return None

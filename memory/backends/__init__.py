@@ -21,6 +21,7 @@ BUILTINS: dict[str, str] = {
     "rag": "memory.backends.rag:RagBackend",
     "mem0": "memory.backends.mem0:Mem0Backend",
     "mem0r": "memory.backends.mem0r:Mem0RBackend",
+    "codemem": "memory.backends.codemem:CodeMemBackend",
 }
 
 

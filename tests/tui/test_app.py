@@ -109,6 +109,21 @@ async def test_context_inspector_shows_sections(app_factory, script):
         assert "system" in body and "repo" in body and "app/db.py::migrate" in body
 
 
+async def test_inspector_shows_codemem_blocks_and_the_regeneration(app_factory, script):
+    code = "```python\ndef check(form, v):\n    return form.validate_input(v)\n```"
+    script.default = lambda messages: code if messages[0]["content"].startswith("You are") \
+        else "One sentence."
+    app = app_factory(backend="codemem")
+    async with app.run_test(size=(150, 40)) as pilot:
+        await ready(app, pilot)
+        await send(pilot, "Write check using validate_input.")
+        await pilot.press("f2")
+        await pilot.pause()
+        body = str(app.query_one(Inspector).query_one("#inspector-body").render())
+        assert "code  app/forms.py::Form.validate_input" in body
+        assert "session  check#0 (turn 0): One sentence." in body
+
+
 async def test_bad_model_is_a_notification_not_a_crash(app_factory, script):
     app = app_factory()
     async with app.run_test(size=(120, 40)) as pilot:

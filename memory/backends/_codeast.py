@@ -1,0 +1,214 @@
+"""Python code analysis for CodeMem, with tree-sitter (partial code degrades gracefully).
+
+- ``code_blocks``: the fenced Python blocks of an answer (or the answer, if it is code).
+- ``statement_blocks``: statement-level nodes of a function (definitions, if, for,
+  while, with, try, assignments, return, raise, imports), comments stripped,
+  overlapping spans merged, each normalised to one line of text.
+- ``ast_diff``: added and removed statement blocks between two versions.
+- ``calls`` / ``defines``: the APIs a piece of code calls and the names it defines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from memory.chunks import _parser
+
+STATEMENTS = frozenset({
+    "function_definition", "class_definition", "decorated_definition", "if_statement",
+    "for_statement", "while_statement", "with_statement", "try_statement",
+    "assignment", "augmented_assignment", "return_statement", "raise_statement",
+    "import_statement", "import_from_statement",
+})
+_FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.S | re.I)
+
+
+def code_blocks(answer: str) -> list[str]:
+    """Python code in a model's answer: fenced blocks, else the answer if it parses as code."""
+    fenced = [m.group(1).strip("\n") for m in _FENCE.finditer(answer)]
+    if fenced:
+        return fenced
+    tree = _parser().parse(answer.encode())
+    if answer.strip() and not tree.root_node.has_error and re.search(r"^\s*(def|class) ",
+                                                                     answer, re.M):
+        return [answer]
+    return []
+
+
+def _walk(node: Any) -> Any:
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+def _without_comments(source: bytes, start: int, end: int, comments: list[Any]) -> str:
+    parts: list[bytes] = []
+    cursor = start
+    for comment in comments:
+        if start <= comment.start_byte and comment.end_byte <= end:
+            parts.append(source[cursor:comment.start_byte])
+            cursor = comment.end_byte
+    parts.append(source[cursor:end])
+    return " ".join(b"".join(parts).decode("utf-8", "replace").split())
+
+
+def _target_body(root: Any, name: str | None) -> Any:
+    """The body of function ``name`` (or of the first function), else the module."""
+    for node in _walk(root):
+        if node.type == "function_definition":
+            found = node.child_by_field_name("name")
+            if name is None or (found is not None and found.text.decode() == name):
+                return node.child_by_field_name("body") or node
+    return root
+
+
+def _blocks_in(body: Any, source: bytes) -> list[str]:
+    spans: list[tuple[int, int]] = []
+    for node in _walk(body):
+        if node is body or node.type not in STATEMENTS:
+            continue
+        if node.type in ("assignment", "augmented_assignment"):
+            # the statement around an assignment, so ``x = 1`` is one block
+            node = node.parent if node.parent is not None else node
+        spans.append((node.start_byte, node.end_byte))
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start < merged[-1][1]:  # overlaps the previous block: merge
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    comments = [n for n in _walk(body) if n.type == "comment"]
+    blocks = [_without_comments(source, start, end, comments) for start, end in merged]
+    return [b for b in blocks if b]
+
+
+def statement_blocks(code: str, function: str | None = None) -> list[str]:
+    """Normalised statement blocks of ``function``'s body (or the whole code).
+
+    Code with syntax errors is cut into top-level statements by indentation; each
+    statement that parses is analysed as usual, a broken one is kept as its text."""
+    source = code.encode()
+    root = _parser().parse(source).root_node
+    if root.has_error:
+        return _fallback_blocks(code, function)
+    return _blocks_in(_target_body(root, function), source)
+
+
+_KEYWORDS = re.compile(r"(if|elif|for|while|with|try|def|class|return|raise|import|from|async)\b")
+_CONTINUES = re.compile(r"(else|elif|except|finally)\b|[)\]}]")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _body_lines(code: str, function: str | None) -> list[str]:
+    lines = code.splitlines()
+    name = re.escape(function) if function else r"\w+"
+    start = next((i for i, line in enumerate(lines)
+                  if re.match(rf"\s*(async\s+)?def\s+{name}\b", line)), None)
+    if start is None:
+        return lines
+    base = _indent(lines[start])
+    body = []
+    for line in lines[start + 1:]:
+        if line.strip() and _indent(line) <= base:
+            break
+        body.append(line)
+    return body
+
+
+def _fallback_blocks(code: str, function: str | None) -> list[str]:
+    lines = [line for line in _body_lines(code, function)
+             if line.strip() and not line.lstrip().startswith("#")]
+    if not lines:
+        return []
+    base = min(_indent(line) for line in lines)
+    groups: list[list[str]] = []
+    for line in lines:
+        top = _indent(line) == base and not _CONTINUES.match(line.lstrip())
+        if top or not groups:
+            groups.append([])
+        groups[-1].append(line[base:] if _indent(line) >= base else line.lstrip())
+    blocks: list[str] = []
+    for group in groups:
+        text = "\n".join(group)
+        source = text.encode()
+        root = _parser().parse(source).root_node
+        if not root.has_error:
+            blocks += _blocks_in(root, source)
+        elif _KEYWORDS.match(text) or re.match(r"[\w.\[\], ]+\s*[-+*/|&]?=[^=]", text):
+            blocks.append(" ".join(re.sub(r"#[^\n]*", "", text).split()))
+    return blocks
+
+
+@dataclass(frozen=True)
+class Diff:
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.added and not self.removed
+
+
+def ast_diff(old: str, new: str, function: str | None = None) -> Diff:
+    """Statement blocks added and removed from ``old`` to ``new`` (as multisets)."""
+    before = Counter(statement_blocks(old, function)) if old else Counter()
+    after = Counter(statement_blocks(new, function))
+    return Diff(tuple((after - before).elements()), tuple((before - after).elements()))
+
+
+def calls(code: str) -> set[str]:
+    """Names of the functions and methods ``code`` calls (last attribute component)."""
+    names: set[str] = set()
+    for node in _walk(_parser().parse(code.encode()).root_node):
+        if node.type == "call":
+            fn = node.child_by_field_name("function")
+            if fn is None:
+                continue
+            if fn.type == "attribute":
+                fn = fn.child_by_field_name("attribute") or fn
+            names.add(fn.text.decode("utf-8", "replace"))
+    return names
+
+
+def definitions(code: str) -> set[str]:
+    """Names of the functions and classes ``code`` defines."""
+    names: set[str] = set()
+    for node in _walk(_parser().parse(code.encode()).root_node):
+        if node.type in ("function_definition", "class_definition"):
+            found = node.child_by_field_name("name")
+            if found is not None:
+                names.add(found.text.decode())
+    return names
+
+
+def defines(code: str) -> set[str]:
+    """Names ``code`` defines: functions, classes, assigned names."""
+    names = definitions(code)
+    for node in _walk(_parser().parse(code.encode()).root_node):
+        if node.type == "assignment":
+            left = node.child_by_field_name("left")
+            if left is not None and left.type == "identifier":
+                names.add(left.text.decode())
+    return names
+
+
+def external_calls(code: str) -> set[str]:
+    """What ``code`` calls that it does not define itself."""
+    return calls(code) - defines(code)
+
+
+def first_definition(code: str) -> str | None:
+    """The name of the first function or class defined in ``code``."""
+    for node in _walk(_parser().parse(code.encode()).root_node):
+        if node.type in ("function_definition", "class_definition"):
+            found = node.child_by_field_name("name")
+            if found is not None:
+                return found.text.decode()
+    return None
