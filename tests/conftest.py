@@ -31,6 +31,9 @@ class Script:
         self.queue: deque[Reply] = deque()
         self.default: Reply = "scripted answer"
         self.calls: list[list[dict[str, Any]]] = []
+        # report prompt tokens as the words of the messages (replay's token metrics);
+        # off by default: the app's snapshots show a fixed count
+        self.count_prompt = False
 
     def push(self, *replies: Reply) -> None:
         self.queue.extend(replies)
@@ -53,13 +56,19 @@ def _register_scripted() -> None:
 
     import_litellm()
 
+    def prompt_tokens(kwargs: dict[str, Any]) -> int:
+        if not SCRIPT.count_prompt:
+            return 10
+        return sum(len(str(m.get("content", "")).split()) for m in kwargs["messages"])
+
     def response(kwargs: dict[str, Any], text: str) -> Any:
+        prompt = prompt_tokens(kwargs)
         return litellm.ModelResponse(
             model=kwargs["model"],
             choices=[{"message": {"role": "assistant", "content": text},
                       "finish_reason": "stop", "index": 0}],
-            usage={"prompt_tokens": 10, "completion_tokens": len(text.split()),
-                   "total_tokens": 10 + len(text.split())},
+            usage={"prompt_tokens": prompt, "completion_tokens": len(text.split()),
+                   "total_tokens": prompt + len(text.split())},
         )
 
     class Scripted(CustomLLM):
@@ -78,8 +87,9 @@ def _register_scripted() -> None:
                        "tool_use": None, "usage": None}
             yield {"text": "", "is_finished": True, "finish_reason": "stop", "index": 0,
                    "tool_use": None,
-                   "usage": {"prompt_tokens": 10, "completion_tokens": len(words),
-                             "total_tokens": 10 + len(words)}}
+                   "usage": {"prompt_tokens": prompt_tokens(kwargs),
+                             "completion_tokens": len(words),
+                             "total_tokens": prompt_tokens(kwargs) + len(words)}}
 
     litellm.custom_provider_map = [
         p for p in litellm.custom_provider_map if p.get("provider") != "scripted"
@@ -94,6 +104,7 @@ def script() -> Script:
     SCRIPT.queue.clear()
     SCRIPT.calls.clear()
     SCRIPT.default = "scripted answer"
+    SCRIPT.count_prompt = False
     return SCRIPT
 
 

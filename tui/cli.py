@@ -197,7 +197,7 @@ def app_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="engram",
         description="Chat with a git repository (the Textual app). Subcommands: "
-                    + ", ".join(SUBCOMMANDS) + " (engram SUBCOMMAND --help).",
+                    + ", ".join((*SUBCOMMANDS, "replay")) + " (engram SUBCOMMAND --help).",
     )
     parser.add_argument("path", nargs="?", default=".", help="the repository (default: here)")
     parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
@@ -222,11 +222,25 @@ def run_app(argv: list[str]) -> int:
 
 
 SUBCOMMANDS = ("ask", "chat", "index", "memories", "backends")
+COMMANDS_GROUP = "engram.commands"  # more subcommands, e.g. ``replay`` (from the replay package)
+
+
+def _plugin_command(name: str) -> Any:
+    """The ``main(argv)`` of a subcommand registered in ``engram.commands``, or None."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=COMMANDS_GROUP):
+        if ep.name == name:
+            return ep.load()
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     _offline_env()
     argv = sys.argv[1:] if argv is None else argv
+    plugin = _plugin_command(argv[0]) if argv else None
+    if plugin is not None:
+        return int(plugin(argv[1:]))
     if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help"):
         return run_app(argv)
     parser = build_parser()

@@ -1,0 +1,1 @@
+"""Headless replay: re-drive conversations against memory backends and score them."""

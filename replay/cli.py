@@ -1,0 +1,185 @@
+"""``engram replay SOURCE --backends a,b,...``: re-drive a source, score, report.
+
+Reached from the ``engram`` command through the entry-point group
+``engram.commands`` (the TUI package never imports replay).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="engram replay",
+        epilog="Also: engram replay demo [options] (the bundled benchmark); "
+               "engram replay build REPO --targets FILE --out DIR (outlines).",
+        description="Re-drive a recorded transcript, a LoCoEval-style outline (or a folder "
+                    "of them) or an iterative task file (CodeIF-Bench JSONL) against memory "
+                    "backends, and score them.")
+    parser.add_argument("source", type=Path)
+    parser.add_argument("--backends", default="full,empty,rag",
+                        help="comma-separated backend names (oracle: outlines only)")
+    parser.add_argument("--model", default=None, help="answer model (any litellm string)")
+    parser.add_argument("--mock-user", choices=["template"], default="template",
+                        help="who voices outline queries: template (deterministic, no LLM)")
+    parser.add_argument("--judge", choices=["embed"], default="embed",
+                        help="set matching for F1 tasks: embed (MiniLM cosine, offline)")
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="cosine threshold of the embed judge")
+    parser.add_argument("--repo", type=Path, default=None,
+                        help="the repository outlines refer to (default: the outline's repo)")
+    parser.add_argument("--out", type=Path, default=None, help="run folder")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--resume", action="store_true",
+                        help="skip (source, backend) pairs the run folder has finished")
+    parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+    parser.add_argument("--test-timeout", type=float, default=60.0,
+                        help="seconds per sandboxed test run")
+    return parser
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from memory.llm import default_model
+    from replay.judge import THRESHOLD
+    from replay.runner import ReplayConfig
+    from replay.sandbox import Limits
+
+    out = args.out or Path("replay-runs") / f"{args.source.stem}"
+    return ReplayConfig(
+        backends=[b.strip() for b in args.backends.split(",") if b.strip()],
+        model=args.model or default_model(), out=out, repo=args.repo, seed=args.seed,
+        concurrency=args.concurrency, resume=args.resume, limit=args.limit,
+        max_tokens=args.max_tokens,
+        judge_threshold=args.threshold if args.threshold is not None else THRESHOLD,
+        limits=Limits(timeout=args.test_timeout),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from memory.llm import LLMError, check_model
+    from replay.report import summarize, table, write_results
+    from replay.runner import Replay, ReplayError
+    from replay.sources import SourceError, load_source
+
+    console = Console(stderr=True)
+    config = _config(args)
+    try:
+        check_model(config.model)
+        sources = load_source(args.source)
+    except (SourceError, LLMError, ValueError) as exc:
+        console.print(f"engram replay: {exc}")
+        return EXIT_USAGE
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=console, transient=False) as bars:
+        tasks: dict[str, Any] = {}
+
+        def progress(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bars.add_task(label, total=total)
+            bars.update(tasks[label], completed=done, total=total)
+
+        try:
+            replay = Replay(config, progress=progress)
+        except ReplayError as exc:
+            console.print(f"engram replay: {exc}")
+            return EXIT_USAGE
+        try:
+            pairs = asyncio.run(replay.run(sources))
+        finally:
+            replay.close()
+    settings = {k: str(v) for k, v in vars(args).items()}
+    path = write_results(config.out, pairs, settings)
+    Console().print(table(summarize(pairs)))
+    errors = [p for p in pairs if p.get("error")]
+    for row in errors:
+        console.print(f"[red]{row['source']} · {row['backend']}: {row['error']}[/red]")
+    console.print(f"results: {path}  conversations: {config.out / 'conversations'}")
+    return 1 if errors else 0
+
+
+DEMO = Path(__file__).with_name("demo")
+
+
+def build_command_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="engram replay build",
+        description="Build LoCoEval-style outlines from target functions that have tests.")
+    parser.add_argument("repo", type=Path)
+    parser.add_argument("--targets", type=Path, required=True,
+                        help='JSON: [{"location": "path::Qual.name", "tests": ["node id"]}]')
+    parser.add_argument("--out", type=Path, required=True, help="folder for the outlines")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--count", type=int, default=8, help="outlines to build (k = 1, 2, 3)")
+    parser.add_argument("--model", default=None,
+                        help="describe each target's core functionality with this model "
+                             "(default: from its docstring)")
+    return parser
+
+
+async def _cores(model: str, repo: Path, targets: list[Any]) -> dict[str, str]:
+    from memory.llm import LLM, LLMConfig
+    from replay.prepare import find_function
+
+    llm = LLM(LLMConfig(model=model))
+    cores = {}
+    for target in targets:
+        source = (repo / target.path).read_text("utf-8")
+        span = find_function(source, target.qualname)
+        code = "\n".join(source.splitlines()[span.start:span.end + 1])
+        text = await llm.complete([
+            {"role": "system", "content": "Say in one or two plain sentences what the "
+             "function does, including the rules it enforces. No code."},
+            {"role": "user", "content": code}], purpose="build", temperature=0.0,
+            max_tokens=120)
+        if text.strip():
+            cores[target.namespace] = " ".join(text.split())
+    return cores
+
+
+def build(argv: list[str]) -> int:
+    import json
+    import os
+
+    from replay.build import BuildError, build_outlines, load_targets
+
+    args = build_command_parser().parse_args(argv)
+    try:
+        targets = load_targets(args.targets)
+        cores = asyncio.run(_cores(args.model, args.repo, targets)) if args.model else None
+        args.out.mkdir(parents=True, exist_ok=True)
+        ref = os.path.relpath(args.repo.resolve(), args.out.resolve())
+        outlines = build_outlines(args.repo, targets, args.count, args.seed, cores, ref)
+    except (BuildError, OSError, ValueError) as exc:
+        print(f"engram replay build: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for outline in outlines:
+        (args.out / f"{outline['id']}.json").write_text(json.dumps(outline, indent=1) + "\n")
+        queries = sum(len(t["queries"]) for t in outline["topics"])
+        print(f"{outline['id']}: {len(outline['samples'])} samples, {queries} queries, "
+              f"{outline['subset']}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["build"]:
+        return build(argv[1:])
+    if argv[:1] == ["demo"]:  # the bundled benchmark: its outlines on its repository
+        rest = argv[1:]
+        if "--out" not in rest:
+            rest += ["--out", str(Path("replay-runs") / "demo")]
+        argv = [str(DEMO / "outlines"), "--repo", str(DEMO / "inventory"), *rest]
+    args = build_parser().parse_args(argv)
+    return run(args)

@@ -1,0 +1,1 @@
+"""inventory: stock, prices and orders for a small shop."""

@@ -1,0 +1,268 @@
+"""Re-drive sources against backends, one (source, backend) pair at a time.
+
+Each pair gets its own LLM ledger (so tokens are the pair's, memory operations
+included), its own transcript under ``OUT/conversations/``, and a line in
+``OUT/pairs.jsonl`` when it finishes — which is what ``--resume`` reads to skip
+finished pairs. Outlines are prepared once (stubbed copy + index) and shared by
+their pairs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory.agent import Agent, AgentConfig
+from memory.backends import BackendEnv, Registry, registry
+from memory.embed import Embedder, get_embedder
+from memory.llm import LLM, LLMConfig
+from memory.repo import RepoIndex
+from memory.store import Store
+from memory.transcript import TranscriptWriter
+from replay.judge import THRESHOLD, EmbedJudge
+from replay.metrics import iterative
+from replay.mockuser import TemplateUser
+from replay.oracle import OracleBackend
+from replay.outline import Outline
+from replay.prepare import stubbed_copy
+from replay.sandbox import Limits
+from replay.sources import Iterative, Recorded, Source
+from replay.tasks import as_dict, iterative_turn, outline_tasks, safe_name
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str, int, int], None]  # (pair label, done, total)
+
+
+class ReplayError(ValueError):
+    """A replay that cannot start (bad backend, missing repository...)."""
+
+
+@dataclass
+class ReplayConfig:
+    backends: list[str]
+    model: str
+    out: Path
+    repo: Path | None = None  # the repository outlines were written for
+    seed: int = 0
+    concurrency: int = 1
+    resume: bool = False
+    limit: int | None = None
+    max_tokens: int = 512
+    judge_threshold: float = THRESHOLD
+    limits: Limits = field(default_factory=lambda: Limits(timeout=60.0))
+    iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
+
+
+def source_id(source: Source) -> str:
+    return safe_name(str(source.id))
+
+
+def source_kind(source: Source) -> str:
+    return "outline" if isinstance(source, Outline) else source.kind
+
+
+@dataclass
+class Prepared:
+    """An outline's stubbed repository and its index."""
+
+    copy: Path
+    index: RepoIndex
+
+
+class Replay:
+    def __init__(self, config: ReplayConfig, *, embedder: Embedder | None = None,
+                 backends: Registry = registry, progress: Progress | None = None) -> None:
+        self.config = config
+        self.embedder = embedder or get_embedder()
+        self.backends = backends
+        self.progress = progress
+        self.judge = EmbedJudge(self.embedder, config.judge_threshold)
+        self._tmp = tempfile.TemporaryDirectory(prefix="engram-replay-")
+        self.work = Path(self._tmp.name)
+        self._prepared: dict[str, Prepared] = {}
+        self._lock = asyncio.Lock()
+        known = set(backends.names()) | {"oracle"}
+        unknown = [b for b in config.backends if b not in known]
+        if unknown:
+            raise ReplayError(f"unknown backend(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(sorted(known))}")
+
+    # -- preparation ---------------------------------------------------------------------
+    def outline_repo(self, outline: Outline) -> Path:
+        if self.config.repo is not None:
+            return self.config.repo
+        if not outline.repo:
+            raise ReplayError(f"outline {outline.id} names no repository; pass --repo")
+        path = Path(outline.repo)
+        if not path.is_absolute() and outline.source is not None:
+            path = outline.source.parent / path
+        if not path.is_dir():
+            raise ReplayError(f"outline {outline.id}: repository {path} not found; pass --repo")
+        return path
+
+    def prepare(self, outline: Outline) -> Prepared:
+        key = source_id(outline)
+        if key not in self._prepared:
+            targets = [(s.path, s.function) for s in outline.samples]
+            copy = stubbed_copy(self.outline_repo(outline), targets, self.work / key / "repo")
+            index = RepoIndex(copy, Store(self.work / key / "index.lance"), self.embedder)
+            index.refresh()
+            self._prepared[key] = Prepared(copy, index)
+        return self._prepared[key]
+
+    def plain_index(self, path: Path) -> RepoIndex:
+        """The index of a repository as it is (recorded sessions)."""
+        key = f"plain-{safe_name(str(path))}"
+        if key not in self._prepared:
+            index = RepoIndex(path, Store(self.work / key / "index.lance"), self.embedder)
+            index.refresh()
+            self._prepared[key] = Prepared(path, index)
+        return self._prepared[key].index
+
+    def recorded_repo(self, source: Recorded) -> Path | None:
+        path = self.config.repo or (Path(source.repo) if source.repo else None)
+        return path if path is not None and path.is_dir() else None
+
+    # -- one pair --------------------------------------------------------------------------
+    def _agent(self, source: Source, name: str, repo: RepoIndex | None) -> Agent:
+        llm = LLM(LLMConfig(model=self.config.model))
+        pair = f"{source_id(source)}__{name}"
+        env = BackendEnv(llm=llm, embedder=self.embedder, repo=repo,
+                         data_dir=self.work / "homes" / pair, session_id=pair)
+        if name == "oracle":
+            if not isinstance(source, Outline):
+                raise ReplayError("the oracle backend needs an outline source")
+            backend: Any = OracleBackend(env, source)
+        else:
+            backend = self.backends.create(name, env)
+        writer = TranscriptWriter(self.config.out / "conversations" / f"{pair}.jsonl")
+        agent = Agent(backend, llm, env, writer,
+                      config=AgentConfig(max_answer_tokens=self.config.max_tokens))
+        agent.start_session(pair, "replay")
+        return agent
+
+    def _tick(self, label: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(label, done, total)
+
+    async def run_pair(self, source: Source, name: str) -> dict[str, Any]:
+        started = time.time()
+        label = f"{source_id(source)} · {name}"
+        result: dict[str, Any] = {"source": source_id(source), "kind": source_kind(source),
+                                  "backend": name, "error": None}
+        agent = None
+        try:
+            repo = None
+            if isinstance(source, Outline):
+                async with self._lock:
+                    prepared = await asyncio.to_thread(self.prepare, source)
+                repo = prepared.index
+            elif isinstance(source, Recorded) and self.recorded_repo(source) is not None:
+                async with self._lock:
+                    repo = await asyncio.to_thread(self.plain_index,
+                                                   self.recorded_repo(source))  # type: ignore[arg-type]
+            agent = self._agent(source, name, repo)
+            if isinstance(source, Outline):
+                talk = TemplateUser(source, self.config.seed).conversation()
+                for n, (_, text) in enumerate(talk):
+                    await agent.ask(text)
+                    self._tick(label, n + 1, len(talk) + 1)
+                scores = await outline_tasks(agent, source, self.judge,
+                                             self.outline_repo(source), self.config.limits)
+                result["scores"] = as_dict(scores)
+            elif isinstance(source, Recorded):
+                for n, query in enumerate(source.queries):
+                    await agent.ask(query)
+                    self._tick(label, n + 1, len(source.queries) + 1)
+            elif isinstance(source, Iterative):
+                result["iterative"] = await self._iterate(agent, source, label)
+            result["turns"] = len(agent.turns)
+            result["failed_turns"] = sum(1 for t in agent.turns if not t.ok)
+        except Exception as exc:  # one pair failing must not end the run
+            log.exception("replay pair %s failed", label)
+            result["error"] = f"{type(exc).__name__}: {exc}"
+        if agent is not None:
+            ledger = agent.llm.ledger
+            result["tokens"] = ledger.tokens
+            result["usage"] = ledger.to_dict()
+            if agent.transcript is not None:
+                agent.transcript.close()
+        result["seconds"] = round(time.time() - started, 3)
+        self._tick(label, 1, 1)
+        return result
+
+    async def _iterate(self, agent: Agent, task: Iterative, label: str) -> dict[str, Any]:
+        introduced: list[list[str]] = []
+        passed: list[set[str]] = []
+        for n, step in enumerate(task.steps):
+            turn = await agent.ask(step.instruction)
+            ids, ok = await iterative_turn(task, n, turn.assistant, self.config.iterative_limits)
+            introduced.append(ids)
+            passed.append(ok)
+            self._tick(label, n + 1, len(task.steps) + 1)
+        follow = iterative(introduced, passed)
+        return {"ia": [f.ia for f in follow], "ca": [f.ca for f in follow],
+                "ifr": [f.ifr for f in follow]}
+
+    # -- the run -----------------------------------------------------------------------------
+    def finished(self) -> set[tuple[str, str]]:
+        path = self.config.out / "pairs.jsonl"
+        done: set[tuple[str, str]] = set()
+        if not path.exists():
+            return done
+        for line in path.read_text("utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a torn last line: that pair runs again
+            if isinstance(row, dict) and not row.get("error"):
+                done.add((str(row.get("source")), str(row.get("backend"))))
+        return done
+
+    def _append(self, row: dict[str, Any]) -> None:
+        path = self.config.out / "pairs.jsonl"
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+
+    def read_pairs(self) -> list[dict[str, Any]]:
+        """Every finished pair on record (the latest row of each)."""
+        latest: dict[tuple[str, str], dict[str, Any]] = {}
+        path = self.config.out / "pairs.jsonl"
+        if path.exists():
+            for line in path.read_text("utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                latest[(row.get("source"), row.get("backend"))] = row
+        return list(latest.values())
+
+    async def run(self, sources: list[Source]) -> list[dict[str, Any]]:
+        self.config.out.mkdir(parents=True, exist_ok=True)
+        if not self.config.resume:
+            (self.config.out / "pairs.jsonl").unlink(missing_ok=True)
+        if self.config.limit is not None:
+            sources = sources[: self.config.limit]
+        skip = self.finished() if self.config.resume else set()
+        todo = [(s, b) for s in sources for b in self.config.backends
+                if (source_id(s), b) not in skip]
+        gate = asyncio.Semaphore(max(1, self.config.concurrency))
+
+        async def one(source: Source, name: str) -> None:
+            async with gate:
+                self._append(await self.run_pair(source, name))
+
+        await asyncio.gather(*(one(s, b) for s, b in todo))
+        wanted = {(source_id(s), b) for s in sources for b in self.config.backends}
+        return [r for r in self.read_pairs() if (r.get("source"), r.get("backend")) in wanted]
+
+    def close(self) -> None:
+        self._tmp.cleanup()

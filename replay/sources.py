@@ -1,0 +1,131 @@
+"""What a replay re-drives: recorded transcripts, outlines, iterative instruction tasks.
+
+- ``recorded``: the user turns of a transcript (``memory.transcript`` format).
+- ``outline``: a LoCoEval-style outline (a file or a folder of them), voiced by a mock user.
+- ``iterative``: instruction sequences with per-turn tests — CodeIF-Bench's
+  function-level JSONL as published, or our JSON ({"tasks": [{"id", "turns":
+  [{"instruction", "tests": [assert snippets]}]}]}).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory.transcript import read_transcript
+from replay.outline import Outline, OutlineError, load_outlines
+
+
+class SourceError(ValueError):
+    """A source that cannot be read as any of the kinds."""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    id: str
+    queries: tuple[str, ...]
+    repo: str
+    kind: str = "recorded"
+
+
+@dataclass(frozen=True)
+class Step:
+    instruction: str
+    tests: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Iterative:
+    id: str
+    steps: tuple[Step, ...]
+    kind: str = "iterative"
+
+
+Source = Recorded | Outline | Iterative
+
+
+def load_recorded(path: Path) -> Recorded:
+    reading = read_transcript(path)
+    turns = reading.of_type("turn")
+    if not turns:
+        raise SourceError(f"{path}: no turns to replay (skipped lines: {len(reading.problems)})")
+    session = reading.session or {}
+    queries = tuple(str(t.get("user", "")) for t in sorted(turns, key=lambda t: t.get("index", 0))
+                    if str(t.get("user", "")).strip())
+    return Recorded(str(session.get("id") or path.stem), queries, str(session.get("repo", "")))
+
+
+def _codeif_task(data: dict[str, Any], where: str) -> Iterative:
+    try:
+        steps = [Step(str(data["prompt"]), tuple(str(t) for t in data.get("test") or []))]
+        requirements = data.get("requirements") or {}
+        for category in data.get("multi-turn") or []:
+            req = requirements[category]
+            steps.append(Step(str(req["requirement"]),
+                              tuple(str(t) for t in req.get("unit_test") or [])))
+    except (KeyError, TypeError) as exc:
+        raise SourceError(f"{where}: not a CodeIF-Bench task: missing {exc}") from exc
+    return Iterative(str(data.get("task_id", where)), tuple(steps))
+
+
+def _own_task(data: dict[str, Any], where: str) -> Iterative:
+    steps = []
+    for i, turn in enumerate(data.get("turns") or []):
+        if not isinstance(turn, dict) or "instruction" not in turn:
+            raise SourceError(f"{where}.turns[{i}]: missing 'instruction'")
+        steps.append(Step(str(turn["instruction"]), tuple(str(t) for t in turn.get("tests") or [])))
+    if not steps:
+        raise SourceError(f"{where}: no turns")
+    return Iterative(str(data.get("id", where)), tuple(steps))
+
+
+def load_iterative(path: Path) -> list[Iterative]:
+    text = path.read_text("utf-8")
+    if path.suffix == ".jsonl":
+        tasks = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SourceError(f"{path}:{n}: not JSON: {exc}") from exc
+            tasks.append(_codeif_task(data, f"{path}:{n}"))
+        return tasks
+    data = json.loads(text)
+    items = data.get("tasks") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise SourceError(f"{path}: expected {{'tasks': [...]}}")
+    return [_own_task(t, f"{path}.tasks[{i}]") for i, t in enumerate(items)]
+
+
+def load_source(path: Path) -> list[Source]:
+    """Whatever ``path`` holds: a transcript, an outline (or a folder of them), a task file."""
+    path = Path(path)
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or folder")
+    if path.is_dir():
+        return list(load_outlines(path))
+    if path.suffix == ".jsonl":
+        first = next((line for line in path.read_text("utf-8").splitlines() if line.strip()), "")
+        try:
+            head = json.loads(first)
+        except json.JSONDecodeError:
+            head = {}
+        if isinstance(head, dict) and "prompt" in head and "multi-turn" in head:
+            return list(load_iterative(path))
+        return [load_recorded(path)]
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SourceError(f"{path}: cannot read: {exc}") from exc
+    if isinstance(data, dict) and "samples" in data and "topics" in data:
+        try:
+            return list(load_outlines(path))
+        except OutlineError as exc:
+            raise SourceError(str(exc)) from exc
+    if (isinstance(data, dict) and "tasks" in data) or isinstance(data, list):
+        return list(load_iterative(path))
+    raise SourceError(f"{path}: neither a transcript, an outline nor an iterative task file")

@@ -1,0 +1,55 @@
+"""`engram replay demo`: the bundled benchmark end to end."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from replay.cli import DEMO, main
+from replay.outline import load_outlines
+from replay.prepare import find_function
+
+OUTLINES = load_outlines(DEMO / "outlines")[:2]
+
+
+def original(namespace_path: str, qualname: str) -> str:
+    source = (DEMO / "inventory" / namespace_path).read_text()
+    span = find_function(source, qualname)
+    return "\n".join(source.splitlines()[span.start:span.end + 1])
+
+
+def demo_reply(messages: list[dict[str, Any]]) -> str:
+    """The scripted model: the original function for generation tasks, else a short reply."""
+    last = messages[-1]["content"]
+    match = re.match(r"Write the complete function `([\w.]+)` for `([\w/.]+)`", last)
+    if match:
+        return f"```python\n{original(match.group(2), match.group(1))}\n```"
+    return "Noted."
+
+
+def test_demo_with_the_scripted_model_on_two_outlines(tmp_path, script):
+    script.default = demo_reply
+    script.count_prompt = True
+    out = tmp_path / "demo"
+    code = main(["demo", "--mock-user", "template", "--judge", "embed", "--limit", "2",
+                 "--backends", "full,empty,rag,oracle", "--model", "scripted/t",
+                 "--out", str(out), "--max-tokens", "128"])
+    assert code == 0
+    results = json.loads((out / "results.json").read_text())
+    backends = results["backends"]
+    assert set(backends) == {"full", "empty", "rag", "oracle"}
+    assert results["pairs"] == 8
+    for name, row in backends.items():
+        assert row["pairs"] == 2 and row["errors"] == 0, name
+        assert row["pass@1"] == 1.0, name  # the original code passes its real tests
+        assert row["recall"] is not None and row["context_tokens"] > 0
+    assert backends["oracle"]["recall"] == 1.0 and backends["oracle"]["stale"] == 0.0
+    assert backends["full"]["recall"] == 1.0 and backends["full"]["stale"] > 0
+    assert backends["full"]["compression"] == 1.0
+    assert backends["empty"]["compression"] < backends["rag"]["compression"] < 1.0
+    assert backends["empty"]["normalized_pass@1"] is None  # oracle == empty: undefined
+    names = sorted(p.name for p in (out / "conversations").iterdir())
+    assert len(names) == 8 and all(n.endswith(".jsonl") for n in names)
+    pairs = (out / "pairs.jsonl").read_text().splitlines()
+    assert len(pairs) == 8
