@@ -27,10 +27,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backends", default="full,empty,rag",
                         help="comma-separated backend names (oracle: outlines only)")
     parser.add_argument("--model", default=None, help="answer model (any litellm string)")
-    parser.add_argument("--mock-user", choices=["template"], default="template",
-                        help="who voices outline queries: template (deterministic, no LLM)")
-    parser.add_argument("--judge", choices=["embed"], default="embed",
-                        help="set matching for F1 tasks: embed (MiniLM cosine, offline)")
+    parser.add_argument("--mock-user", choices=["template", "llm"], default="template",
+                        help="who voices outline queries: template (deterministic, no LLM) "
+                             "or llm (LoCoEval's mock user)")
+    parser.add_argument("--user-model", default=None,
+                        help="the LLM mock user's model (default: --model)")
+    parser.add_argument("--judge", choices=["embed", "llm"], default="embed",
+                        help="set matching for F1 tasks: embed (MiniLM cosine, offline) or "
+                             "llm (needs --judge-model, or uses --model)")
+    parser.add_argument("--judge-model", default=None, help="the LLM judge's model")
     parser.add_argument("--threshold", type=float, default=None,
                         help="cosine threshold of the embed judge")
     parser.add_argument("--repo", type=Path, default=None,
@@ -61,6 +66,9 @@ def _config(args: argparse.Namespace) -> Any:
         max_tokens=args.max_tokens,
         judge_threshold=args.threshold if args.threshold is not None else THRESHOLD,
         limits=Limits(timeout=args.test_timeout),
+        mock_user=args.mock_user, user_model=args.user_model,
+        judge_model=args.judge_model or (args.model or default_model()
+                                         if args.judge == "llm" else None),
     )
 
 
@@ -76,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     config = _config(args)
     try:
-        check_model(config.model)
+        for model in {config.model, config.user_model, config.judge_model} - {None}:
+            check_model(model)  # type: ignore[arg-type]
         sources = load_source(args.source)
     except (SourceError, LLMError, ValueError) as exc:
         console.print(f"engram replay: {exc}")
@@ -101,11 +110,20 @@ def run(args: argparse.Namespace) -> int:
             replay.close()
     settings = {k: str(v) for k, v in vars(args).items()}
     path = write_results(config.out, pairs, settings)
-    Console().print(table(summarize(pairs)))
+    summary = summarize(pairs)
+    Console().print(table(summary))
+    from replay.chart import write_chart
+
+    try:
+        chart = write_chart(summary, config.out / "chart.png")
+    except Exception as exc:  # a chart is a nicety: the results are written already
+        console.print(f"no chart: {type(exc).__name__}: {exc}")
+        chart = None
     errors = [p for p in pairs if p.get("error")]
     for row in errors:
         console.print(f"[red]{row['source']} · {row['backend']}: {row['error']}[/red]")
-    console.print(f"results: {path}  conversations: {config.out / 'conversations'}")
+    console.print(f"results: {path}  conversations: {config.out / 'conversations'}"
+                  + (f"  chart: {chart}" if chart else ""))
     return 1 if errors else 0
 
 

@@ -26,7 +26,8 @@ from memory.llm import LLM, LLMConfig
 from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
-from replay.judge import THRESHOLD, EmbedJudge
+from replay.judge import THRESHOLD, EmbedJudge, LLMJudge
+from replay.llmuser import LLMUser
 from replay.metrics import iterative
 from replay.mockuser import TemplateUser
 from replay.oracle import OracleBackend
@@ -56,6 +57,9 @@ class ReplayConfig:
     limit: int | None = None
     max_tokens: int = 512
     judge_threshold: float = THRESHOLD
+    mock_user: str = "template"  # template | llm
+    user_model: str | None = None  # the LLM mock user's model (default: the answer model)
+    judge_model: str | None = None  # set: an LLM judges set matches, else MiniLM
     limits: Limits = field(default_factory=lambda: Limits(timeout=60.0))
     iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
 
@@ -83,7 +87,7 @@ class Replay:
         self.embedder = embedder or get_embedder()
         self.backends = backends
         self.progress = progress
-        self.judge = EmbedJudge(self.embedder, config.judge_threshold)
+        self.embed_judge = EmbedJudge(self.embedder, config.judge_threshold)
         self._tmp = tempfile.TemporaryDirectory(prefix="engram-replay-")
         self.work = Path(self._tmp.name)
         self._prepared: dict[str, Prepared] = {}
@@ -170,13 +174,14 @@ class Replay:
                                                    self.recorded_repo(source))  # type: ignore[arg-type]
             agent = self._agent(source, name, repo)
             if isinstance(source, Outline):
-                talk = TemplateUser(source, self.config.seed).conversation()
-                for n, (_, text) in enumerate(talk):
-                    await agent.ask(text)
-                    self._tick(label, n + 1, len(talk) + 1)
-                scores = await outline_tasks(agent, source, self.judge,
+                await self._converse(agent, source, repo, label, result)
+                judge = self._judge()
+                scores = await outline_tasks(agent, source, judge,
                                              self.outline_repo(source), self.config.limits)
                 result["scores"] = as_dict(scores)
+                if isinstance(judge, LLMJudge):
+                    result["judge_tokens"] = judge.llm.ledger.tokens
+                    result["judge_fallbacks"] = judge.fallbacks
             elif isinstance(source, Recorded):
                 for n, query in enumerate(source.queries):
                     await agent.ask(query)
@@ -197,6 +202,30 @@ class Replay:
         result["seconds"] = round(time.time() - started, 3)
         self._tick(label, 1, 1)
         return result
+
+    def _judge(self) -> EmbedJudge | LLMJudge:
+        if self.config.judge_model:
+            return LLMJudge(LLM(LLMConfig(model=self.config.judge_model)), self.embed_judge)
+        return self.embed_judge
+
+    async def _converse(self, agent: Agent, outline: Outline, repo: RepoIndex | None,
+                        label: str, result: dict[str, Any]) -> None:
+        """The outline's queries, voiced by the template or the LLM mock user."""
+        total = len(outline.queries())
+        if self.config.mock_user == "llm":
+            model = self.config.user_model or self.config.model
+            user = LLMUser(outline, LLM(LLMConfig(model=model)), repo, self.config.seed)
+            previous = ""
+            for n in range(total):
+                turn = await agent.ask(await user.message(n, previous))
+                previous = turn.assistant
+                self._tick(label, n + 1, total + 1)
+            result["user_tokens"] = user.llm.ledger.tokens
+            result["user_fallbacks"] = user.fallbacks
+            return
+        for n, (_, text) in enumerate(TemplateUser(outline, self.config.seed).conversation()):
+            await agent.ask(text)
+            self._tick(label, n + 1, total + 1)
 
     async def _iterate(self, agent: Agent, task: Iterative, label: str) -> dict[str, Any]:
         introduced: list[list[str]] = []

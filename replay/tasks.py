@@ -21,7 +21,7 @@ from memory.agent import Agent
 from memory.backends._codeast import code_blocks
 from memory.repo import LocationRefused, RepoIndex
 from memory.types import ContextPack
-from replay.judge import EmbedJudge, answer_lines
+from replay.judge import EmbedJudge, LLMJudge, answer_lines
 from replay.outline import Item, Outline, Sample
 from replay.prepare import PrepareError, extract_function, insert_function
 from replay.sandbox import Limits, Sandbox
@@ -90,19 +90,20 @@ def run_generated(repo: Path, sample: Sample, answer: str, limits: Limits) -> bo
         return all(box.pytest(test).ok for test in sample.tests)
 
 
-async def outline_tasks(agent: Agent, outline: Outline, judge: EmbedJudge, repo: Path,
+async def outline_tasks(agent: Agent, outline: Outline, judge: EmbedJudge | LLMJudge, repo: Path,
                         limits: Limits) -> TaskScores:
     """The tasks after the conversation; ``repo`` is the original (unstubbed) repository."""
     scores = TaskScores()
     if outline.tasks.topics:
         turn = await agent.ask(TOPICS_QUERY, commit=False)
-        scores.topic_f1 = judge.score(answer_lines(turn.assistant),
-                                      list(outline.tasks.topics)).f1
+        scores.topic_f1 = (await judge.score_async(answer_lines(turn.assistant),
+                                                   list(outline.tasks.topics))).f1
     for sample_id, query in outline.tasks.extract.items():
         sample = outline.sample(sample_id)
         turn = await agent.ask(query, commit=False)
         truth = [i.text for i in sample.items if i.truth]
-        scores.extract_f1[sample_id] = judge.score(answer_lines(turn.assistant), truth).f1
+        scores.extract_f1[sample_id] = (
+            await judge.score_async(answer_lines(turn.assistant), truth)).f1
     for sample_id, query in outline.tasks.generate.items():
         sample = outline.sample(sample_id)
         turn = await agent.ask(query, commit=False)

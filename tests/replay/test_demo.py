@@ -53,3 +53,4 @@ def test_demo_with_the_scripted_model_on_two_outlines(tmp_path, script):
     assert len(names) == 8 and all(n.endswith(".jsonl") for n in names)
     pairs = (out / "pairs.jsonl").read_text().splitlines()
     assert len(pairs) == 8
+    assert (out / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -57,7 +57,7 @@ async def test_task_queries_leave_every_backend_unchanged(tmp_path, outline_file
         for _, text in TemplateUser(outline).conversation()[:4]:
             await agent.ask(text)
         before = agent.backend.state_digest()
-        await outline_tasks(agent, outline, replay.judge, replay.outline_repo(outline),
+        await outline_tasks(agent, outline, replay.embed_judge, replay.outline_repo(outline),
                             replay.config.limits)
         assert agent.backend.state_digest() == before
         assert len(agent.turns) == 4
