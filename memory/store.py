@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# LanceDB warns on every fork; ours are subprocess launches (git, pytest) that exec at
+# once and never touch LanceDB, so the warning is noise in every replay and index run.
+warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
 
 # Below this many rows a flat (exact) vector scan is faster than any ANN index.
 VECTOR_INDEX_MIN_ROWS = 20_000
