@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(PY) scripts/bench_tui.py
 	$(PY) -m tests.bench_mem0
 	$(PY) -m tests.bench_codemem
+	$(PY) -m tests.bench_replay
 
 clean:
 	rm -rf $(VENV)

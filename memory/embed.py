@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -36,6 +38,37 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.maximum(norms, 1e-12)
+
+
+class VectorCache:
+    """Recent vectors by (text, max_tokens): the same query is embedded by every backend
+    of an A/B pair or a replay, and by the repository search of each."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._rows: OrderedDict[tuple[str, int | None], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def embed(self, texts: list[str], max_tokens: int | None,
+              compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+        keys = [(t, max_tokens) for t in texts]
+        with self._lock:
+            found = {k: self._rows[k] for k in keys if k in self._rows}
+            for k in found:
+                self._rows.move_to_end(k)
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            vectors = compute([t for t, _ in missing])
+            with self._lock:
+                for key, vector in zip(missing, vectors, strict=True):
+                    found[key] = vector
+                    self._rows[key] = vector
+                while len(self._rows) > self.size:
+                    self._rows.popitem(last=False)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 
 
 def minilm_path() -> Path:
@@ -69,18 +102,23 @@ class MiniLMEmbedder:
         # all-MiniLM-L6-v2 was trained on 128-token inputs; cost grows with length
         self.max_seq_length = max_seq_length
         self._lock = threading.Lock()
+        self.cache = VectorCache()
 
     def embed(self, texts: list[str], *, max_tokens: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            self._model.max_seq_length = min(max_tokens or self.max_seq_length,
-                                             self.max_seq_length)
-            vectors = self._model.encode(
-                list(texts), batch_size=self.batch_size, show_progress_bar=False,
-                convert_to_numpy=True, normalize_embeddings=True,
-            )
-        return np.asarray(vectors, dtype=np.float32)
+        length = min(max_tokens or self.max_seq_length, self.max_seq_length)
+
+        def compute(batch: list[str]) -> np.ndarray:
+            with self._lock:
+                self._model.max_seq_length = length
+                vectors = self._model.encode(
+                    batch, batch_size=self.batch_size, show_progress_bar=False,
+                    convert_to_numpy=True, normalize_embeddings=True,
+                )
+            return np.asarray(vectors, dtype=np.float32)
+
+        return self.cache.embed(list(texts), length, compute)
 
 
 class LiteLLMEmbedder:
@@ -89,16 +127,20 @@ class LiteLLMEmbedder:
     def __init__(self, model: str, timeout: float = 60.0) -> None:
         self.name = model
         self.timeout = timeout
+        self.cache = VectorCache()
         self.dim = len(self.embed(["dimension probe"])[0])
 
     def embed(self, texts: list[str], *, max_tokens: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        return self.cache.embed(list(texts), None, self._call)
+
+    def _call(self, texts: list[str]) -> np.ndarray:
         from memory.llm import import_litellm
 
         try:
             response = import_litellm().embedding(
-                model=self.name, input=list(texts), timeout=self.timeout
+                model=self.name, input=texts, timeout=self.timeout
             )
         except Exception as exc:
             raise EmbedError(f"embedding with {self.name} failed: {exc}") from exc

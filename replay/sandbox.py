@@ -118,6 +118,9 @@ class Sandbox:
             "PYTHONHASHSEED": "0",
             "ENGRAM_SANDBOX_ROOT": str(self.root),
             "LANG": "C.UTF-8",
+            # engram's own pytest plugins (textual snapshots, asyncio, ...) are not the code
+            # under test's; loading them tripled every run's start-up (1.25 s -> 0.43 s).
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         }
 
     def run(self, argv: list[str]) -> RunResult:
@@ -144,10 +147,13 @@ class Sandbox:
         """Run one script of the work dir (CodeIF-Bench's harness: code + asserts)."""
         return self.run([sys.executable, str(_inside(self.work, rel))])
 
-    def pytest(self, target: str) -> RunResult:
-        """Run one pytest node id (``tests/test_x.py::test_y``) of the work dir."""
+    def pytest(self, *targets: str) -> RunResult:
+        """Run pytest node ids (``tests/test_x.py::test_y``) of the work dir in one process,
+        stopping at the first failure: ``ok`` means every one passed."""
+        if not targets:
+            raise ValueError("no tests to run")
         return self.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                         target])
+                         *targets])
 
     def close(self) -> None:
         self._dir.cleanup()

@@ -77,7 +77,7 @@ def context_metrics(sample: Sample, pack: ContextPack,
 
 def run_generated(repo: Path, sample: Sample, answer: str, limits: Limits) -> bool:
     """Put the generated function in a fresh sandbox copy of the original repository (the
-    other targets intact, as DevEval's harness does) and run each of its tests."""
+    other targets intact, as DevEval's harness does) and run its tests (one pytest process)."""
     name = sample.function.split(".")[-1]
     code = extract_function(answer, name)
     if code is None or not sample.tests:
@@ -87,7 +87,7 @@ def run_generated(repo: Path, sample: Sample, answer: str, limits: Limits) -> bo
             box.write(sample.path, insert_function(box.read(sample.path), sample.function, code))
         except PrepareError:
             return False
-        return all(box.pytest(test).ok for test in sample.tests)
+        return box.pytest(*sample.tests).ok
 
 
 async def outline_tasks(agent: Agent, outline: Outline, judge: EmbedJudge | LLMJudge, repo: Path,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory.embed import MINILM_DIM, cosine
+from memory.embed import MINILM_DIM, VectorCache, cosine
 
 
 def test_real_minilm_embeds_offline(embedder):
@@ -16,3 +16,32 @@ def test_real_minilm_embeds_offline(embedder):
 
 def test_empty_input_gives_an_empty_matrix(embedder):
     assert embedder.embed([]).shape == (0, MINILM_DIM)
+
+
+def test_the_vector_cache_computes_each_text_once_and_keeps_order():
+    calls: list[list[str]] = []
+
+    def compute(texts: list[str]) -> np.ndarray:
+        calls.append(texts)
+        return np.array([[float(len(t)), 1.0] for t in texts], dtype=np.float32)
+
+    cache = VectorCache(size=3)
+    first = cache.embed(["ab", "abc", "ab"], 64, compute)
+    assert calls == [["ab", "abc"]]
+    assert first[:, 0].tolist() == [2.0, 3.0, 2.0]
+    again = cache.embed(["abc", "abcd"], 64, compute)
+    assert calls[-1] == ["abcd"] and again[:, 0].tolist() == [3.0, 4.0]
+    cache.embed(["abc"], 32, compute)  # another truncation is another vector
+    assert calls[-1] == ["abc"]
+    cache.embed(["ab"], 64, compute)  # evicted: size 3, "ab" was least recent
+    assert calls[-1] == ["ab"] and (cache.hits, cache.misses) == (2, 5)
+
+
+def test_cached_minilm_vectors_equal_fresh_ones(embedder):
+    texts = ["def parse_date(value): ...", "a cached query", "def parse_date(value): ..."]
+    cached = embedder.embed(texts[:2])
+    mixed = embedder.embed(texts)
+    assert np.allclose(mixed[0], cached[0]) and np.allclose(mixed[2], cached[0])
+    fresh = embedder.cache.embed(["a cached query"], 999, lambda t: embedder._model.encode(
+        t, normalize_embeddings=True))
+    assert np.allclose(fresh[0], mixed[1], atol=1e-5)

@@ -206,3 +206,23 @@ def test_memories_command_lists_memories_with_history(demo_repo, tmp_path, scrip
     assert "ADD" in out and "UPDATE" in out and "Use tabs. -> Use spaces." in out
     assert main(["memories", "--repo", str(demo_repo), "--backend", "full",
                  "--data-dir", data]) == 2
+
+
+def test_in_process_similarity_ranks_like_lancedb(tmp_path, monkeypatch):
+    import numpy as np
+
+    from memory.backends import _memstore
+    from memory.store import Store
+
+    rng = np.random.default_rng(7)
+    store = _memstore.MemoryStore(Store(tmp_path / "db"), "mem0:s", dim=16)
+    for n in range(40):
+        vector = rng.normal(size=16).astype(np.float32)
+        store.add(f"memory {n}", [], vector / np.linalg.norm(vector), turn=n)
+    query = rng.normal(size=16).astype(np.float32)
+    query /= np.linalg.norm(query)
+    mirrored = store.similar(query, 10)
+    monkeypatch.setattr(_memstore, "MIRROR_SEARCH_MAX", 0)
+    searched = store.similar(query, 10)
+    assert [m.id for m, _ in mirrored] == [m.id for m, _ in searched]
+    assert np.allclose([s for _, s in mirrored], [s for _, s in searched], atol=1e-5)

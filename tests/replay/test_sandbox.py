@@ -42,6 +42,21 @@ def run_with(user_tree: Path, body: str) -> tuple[bool, str]:
         return result.ok, result.stdout + result.stderr
 
 
+def test_several_tests_in_one_run_pass_only_if_all_pass(user_tree):
+    (user_tree / "tests" / "test_more.py").write_text(
+        "from pkg.calc import double\n\n\ndef test_zero():\n    assert double(0) == 0\n\n\n"
+        "def test_negative():\n    assert double(-1) == -2\n")
+    nodes = ["tests/test_calc.py::test_double", "tests/test_more.py::test_zero",
+             "tests/test_more.py::test_negative"]
+    with Sandbox(user_tree, limits=LIMITS) as box:
+        box.write("pkg/calc.py", "def double(x):\n    return x * 2\n")
+        assert box.pytest(*nodes).ok
+        box.write("pkg/calc.py", "def double(x):\n    return abs(x) * 2\n")  # -1 fails
+        assert not box.pytest(*nodes).ok
+        assert box.pytest(*nodes[:2]).ok
+        assert not box.pytest("tests/test_more.py::test_missing").ok
+
+
 def test_a_correct_function_passes_and_the_tree_is_untouched(user_tree):
     before = tree_digest(user_tree)
     ok, _ = run_with(user_tree, "    return x * 2")
