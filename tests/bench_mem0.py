@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
-from memory.embed import get_embedder
+from memory.embed import VectorCache, get_embedder
 from memory.llm import LLM, LLMConfig
 from memory.repo import RepoIndex
 from memory.store import Store
@@ -46,6 +46,8 @@ async def overhead(name: str, index: RepoIndex, home: Path, turns: int) -> None:
     env = BackendEnv(llm=llm, embedder=index.embedder, repo=index, data_dir=home,
                      session_id=f"bench-{name}")
     backend = registry.create(name, env)
+    if hasattr(index.embedder, "cache"):  # the other backend's queries must not be hits
+        index.embedder.cache = VectorCache()
     observe_ms: list[float] = []
     context_ms: list[float] = []
     sizes: list[int] = []
@@ -68,7 +70,8 @@ async def overhead(name: str, index: RepoIndex, home: Path, turns: int) -> None:
         observe_ms.append((time.perf_counter() - t - llm_time) * 1000)
         llm.complete = real_complete  # type: ignore[method-assign]
         t = time.perf_counter()
-        await backend.context(f"what did we decide about {TOPICS[i % 8]}?", budget=6000)
+        await backend.context(f"what did we decide about {TOPICS[i % 8]} in step {i}?",
+                              budget=6000)  # unique: no vector-cache hits
         context_ms.append((time.perf_counter() - t) * 1000)
         sizes.append(len(backend.memories))
     for mark in (10, 40, 70):
