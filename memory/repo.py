@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import numpy as np
+
 from memory import _git
 from memory.chunks import Chunk, chunk_file, supported
-from memory.embed import Embedder
+from memory.embed import Embedder, cosine
 from memory.store import Store, in_list
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
@@ -30,6 +32,9 @@ VENDORED = frozenset({
 RRF_K = 60
 FTS_REBUILD_ROWS = 2000  # rebuild the BM25 index once this many rows are unindexed
 FUNCTION_KINDS = ("function", "method")
+# Up to this many chunks the key vectors are also held in process (1.5 KB each) and
+# searched exactly with numpy: ~1 ms where a LanceDB query costs ~16 ms at 5,700 rows.
+MIRROR_MAX_ROWS = 50_000
 
 
 class LocationRefused(ValueError):
@@ -117,12 +122,34 @@ class RepoIndex:
             # chunk table was recreated (another embedding dimension): index afresh
             self.store.delete(self._files, "true")
         self._catalog: dict[str, Chunk] = {}
+        self._mirror: tuple[list[str], np.ndarray, np.ndarray] | None = None
         self._load_catalog()
 
     # -- catalog ---------------------------------------------------------------
     def _load_catalog(self) -> None:
         rows = self.store.rows(self._chunks, ["id", *_CHUNK_FIELDS])
         self._catalog = {r["id"]: Chunk(**{k: r[k] for k in _CHUNK_FIELDS}) for r in rows}
+        self._mirror = None
+        if 0 < len(rows) <= MIRROR_MAX_ROWS:
+            ids, matrix, extra = self.store.vectors(self._chunks, extra=("kind",))
+            self._mirror = (ids, matrix, np.array(extra["kind"], dtype=object))
+
+    def _nearest(self, vector: np.ndarray, depth: int, kinds: tuple[str, ...] | None,
+                 where: str | None) -> list[str]:
+        """Chunk ids by cosine similarity of their keys, best first."""
+        if self._mirror is None:
+            rows = self.store.vector_search(self._chunks, vector, depth, where, ["id"])
+            return [r["id"] for r in rows]
+        ids, matrix, kind_of = self._mirror
+        sims = cosine(vector, matrix)  # keys are normalised
+        if kinds:
+            sims = np.where(np.isin(kind_of, kinds), sims, -np.inf)
+        depth = min(depth, int(np.isfinite(sims).sum()))
+        if depth <= 0:
+            return []
+        top = np.argpartition(-sims, depth - 1)[:depth]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [ids[i] for i in top]
 
     def __len__(self) -> int:
         return len(self._catalog)
@@ -230,14 +257,14 @@ class RepoIndex:
         where = in_list("kind", list(kinds)) if kinds else None
         depth = max(k * 3, 20)
         vector = self.embedder.embed([query])[0]
-        by_vector = self.store.vector_search(self._chunks, vector, depth, where, ["id"])
+        by_vector = self._nearest(vector, depth, kinds, where)
         by_text = self.store.text_search(self._chunks, query, depth, where, ["id"])
         scores: dict[str, float] = {}
         vranks: dict[str, int] = {}
         tranks: dict[str, int] = {}
-        for rank, row in enumerate(by_vector):
-            vranks[row["id"]] = rank
-            scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)
+        for rank, chunk_id in enumerate(by_vector):
+            vranks[chunk_id] = rank
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
         for rank, row in enumerate(by_text):
             tranks[row["id"]] = rank
             scores[row["id"]] = scores.get(row["id"], 0.0) + 1.0 / (RRF_K + rank + 1)

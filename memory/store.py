@@ -68,6 +68,20 @@ class Store:
         return query.to_list()
 
     @staticmethod
+    def vectors(table: Any, id_column: str = "id", column: str = "vector",
+                extra: tuple[str, ...] = ()) -> tuple[list[str], np.ndarray, dict[str, list]]:
+        """Every row's id and vector (a float32 matrix, read without Python floats), plus
+        ``extra`` columns as lists."""
+        if table.count_rows() == 0:
+            return [], np.zeros((0, 0), dtype=np.float32), {c: [] for c in extra}
+        data = table.search().select([id_column, column, *extra]).limit(None).to_arrow()
+        vectors = data.column(column).combine_chunks()
+        dim = vectors.type.list_size
+        matrix = vectors.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+        return (data.column(id_column).to_pylist(), matrix.reshape(-1, dim),
+                {c: data.column(c).to_pylist() for c in extra})
+
+    @staticmethod
     def add(table: Any, rows: list[dict[str, Any]]) -> None:
         if rows:
             table.add(rows)

@@ -41,7 +41,8 @@ class EmbedJudge:
             return matched_f1(predicted, truth, 0)
         vectors = self.embedder.embed([*predicted, *truth])
         vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-        sims = vectors[: len(predicted)] @ vectors[len(predicted):].T
+        # einsum, not @: see memory.embed.cosine (OpenBLAS threads slow MiniLM after)
+        sims = np.einsum("ij,kj->ik", vectors[: len(predicted)], vectors[len(predicted):])
         pairs = greedy_matches(predicted, truth,
                                lambda i, j: float(sims[i, j]),
                                self.threshold)

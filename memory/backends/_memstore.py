@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from memory.embed import cosine
 from memory.store import Store, quote
 
 MIRROR_SEARCH_MAX = 5_000  # live memories searched in process rather than through LanceDB
@@ -97,7 +98,7 @@ class MemoryStore:
             matrix = np.stack([self._vectors[i] for i in ids])
             query = np.asarray(vector, dtype=np.float32)
             norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
-            sims = (matrix @ query) / np.maximum(norms, 1e-12)
+            sims = cosine(query, matrix) / np.maximum(norms, 1e-12)
             best = np.argsort(-sims, kind="stable")[:k]
             return [(self._live[ids[i]], float(sims[i])) for i in best]
         where = f"scope = {quote(self.scope)} AND deleted = false"

@@ -125,3 +125,29 @@ def test_not_a_git_repo_is_a_clear_error(tmp_path, embedder):
         open_index(tmp_path / "plain", embedder)
     with pytest.raises(NotAGitRepo, match="no such folder"):
         open_index(tmp_path / "missing", embedder)
+
+
+def test_in_process_vectors_rank_like_lancedb_and_follow_edits(demo_repo, embedder,
+                                                               monkeypatch):
+    import memory.repo as repo_module
+
+    index = open_index(demo_repo, embedder)
+    index.refresh()
+    queries = ["apply schema migrations in order", "turn a form into an HTML string",
+               "open a database connection", "validate user input"]
+    mirrored = {q: [h.chunk.location for h in index.search(q, 8)] for q in queries}
+    kinds = {q: [h.chunk.location for h in index.functions(q, 5)] for q in queries}
+    monkeypatch.setattr(repo_module, "MIRROR_MAX_ROWS", 0)
+    plain = open_index(demo_repo, embedder)
+    assert plain._mirror is None and index._mirror is not None
+    for q in queries:
+        assert [h.chunk.location for h in plain.search(q, 8)] == mirrored[q], q
+        assert [h.chunk.location for h in plain.functions(q, 5)] == kinds[q], q
+    monkeypatch.undo()
+    (demo_repo / "app" / "cache.py").write_text(
+        'def evict_stale_entries(cache):\n    """Drop cache entries past their expiry time."""\n'
+        "    return {k: v for k, v in cache.items() if not v.expired}\n")
+    index.refresh()  # an untracked new file: the mirror must hold its vectors too
+    hits = index.functions("drop expired cache entries", 3)
+    assert hits[0].chunk.location == "app/cache.py::evict_stale_entries"
+    assert hits[0].vector_rank == 0
