@@ -57,9 +57,9 @@ class VectorCache:
             found = {k: self._rows[k] for k in keys if k in self._rows}
             for k in found:
                 self._rows.move_to_end(k)
-        missing = list(dict.fromkeys(k for k in keys if k not in found))
-        self.hits += len(keys) - len(missing)
-        self.misses += len(missing)
+            missing = list(dict.fromkeys(k for k in keys if k not in found))
+            self.hits += len(keys) - len(missing)
+            self.misses += len(missing)
         if missing:
             vectors = compute([t for t, _ in missing])
             with self._lock:
@@ -190,3 +190,15 @@ def cosine(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     if matrix.size == 0:
         return np.zeros((0,), dtype=np.float32)
     return np.einsum("ij,j->i", matrix, np.asarray(query, dtype=matrix.dtype))
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` highest scores, best first, ties in index order: the same as
+    ``np.argsort(-scores, kind="stable")[:k]`` without sorting every row."""
+    n = len(scores)
+    if k <= 0 or n == 0:
+        return np.zeros((0,), dtype=np.intp)
+    candidates = np.arange(n)
+    if k < n:  # everything at least as high as the k-th highest, ties at the cut included
+        candidates = np.flatnonzero(scores >= np.partition(scores, n - k)[n - k])
+    return candidates[np.argsort(-scores[candidates], kind="stable")][:k]

@@ -20,7 +20,7 @@ import numpy as np
 
 from memory import _git
 from memory.chunks import Chunk, chunk_file, supported
-from memory.embed import Embedder, cosine
+from memory.embed import Embedder, cosine, top_k
 from memory.store import Store, in_list
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
@@ -134,22 +134,18 @@ class RepoIndex:
             ids, matrix, extra = self.store.vectors(self._chunks, extra=("kind",))
             self._mirror = (ids, matrix, np.array(extra["kind"], dtype=object))
 
-    def _nearest(self, vector: np.ndarray, depth: int, kinds: tuple[str, ...] | None,
-                 where: str | None) -> list[str]:
+    def _nearest(self, vector: np.ndarray, depth: int,
+                 kinds: tuple[str, ...] | None) -> list[str]:
         """Chunk ids by cosine similarity of their keys, best first."""
         if self._mirror is None:
+            where = in_list("kind", list(kinds)) if kinds else None
             rows = self.store.vector_search(self._chunks, vector, depth, where, ["id"])
             return [r["id"] for r in rows]
         ids, matrix, kind_of = self._mirror
         sims = cosine(vector, matrix)  # keys are normalised
         if kinds:
             sims = np.where(np.isin(kind_of, kinds), sims, -np.inf)
-        depth = min(depth, int(np.isfinite(sims).sum()))
-        if depth <= 0:
-            return []
-        top = np.argpartition(-sims, depth - 1)[:depth]
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [ids[i] for i in top]
+        return [ids[i] for i in top_k(sims, depth) if np.isfinite(sims[i])]
 
     def __len__(self) -> int:
         return len(self._catalog)
@@ -259,7 +255,7 @@ class RepoIndex:
         where = in_list("kind", list(kinds)) if kinds else None
         depth = max(k * 3, 20)
         vector = self.embedder.embed([query])[0]
-        by_vector = self._nearest(vector, depth, kinds, where)
+        by_vector = self._nearest(vector, depth, kinds)
         by_text = self.store.text_search(self._chunks, query, depth, where, ["id"])
         scores: dict[str, float] = {}
         vranks: dict[str, int] = {}

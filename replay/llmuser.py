@@ -83,7 +83,7 @@ class LLMUser:
         if retrieved:
             lines += ["", "Retrieved code:", *retrieved]
         return [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": "\n".join(line for line in lines if line is not None)}]
+                {"role": "user", "content": "\n".join(lines)}]
 
     async def message(self, t: int, previous_answer: str) -> str:
         try:

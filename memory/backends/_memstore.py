@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.embed import cosine
+from memory.embed import cosine, top_k
 from memory.store import Store, quote
 
 MIRROR_SEARCH_MAX = 5_000  # live memories searched in process rather than through LanceDB
@@ -73,6 +73,7 @@ class MemoryStore:
                                            "vector"], where)
         self._live: dict[str, Memory] = {}
         self._vectors: dict[str, np.ndarray] = {}
+        self._matrix: tuple[list[str], np.ndarray] | None = None  # ids, normalised rows
         for r in sorted(rows, key=lambda r: (r["created"], r["id"])):
             self._live[r["id"]] = Memory(r["id"], r["text"], list(r["locations"] or []),
                                          r["created"], r["updated"])
@@ -94,13 +95,15 @@ class MemoryStore:
         if not self._live or k <= 0:
             return []
         if len(self._live) <= MIRROR_SEARCH_MAX:
-            ids = list(self._vectors)
-            matrix = np.stack([self._vectors[i] for i in ids])
+            if self._matrix is None:  # rows normalised once per change, not per query
+                ids = list(self._vectors)
+                rows = np.stack([self._vectors[i] for i in ids]).astype(np.float32)
+                norms = np.linalg.norm(rows, axis=1, keepdims=True)
+                self._matrix = (ids, rows / np.maximum(norms, 1e-12))
+            ids, matrix = self._matrix
             query = np.asarray(vector, dtype=np.float32)
-            norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
-            sims = cosine(query, matrix) / np.maximum(norms, 1e-12)
-            best = np.argsort(-sims, kind="stable")[:k]
-            return [(self._live[ids[i]], float(sims[i])) for i in best]
+            sims = cosine(query / max(float(np.linalg.norm(query)), 1e-12), matrix)
+            return [(self._live[ids[i]], float(sims[i])) for i in top_k(sims, k)]
         where = f"scope = {quote(self.scope)} AND deleted = false"
         rows = self.store.vector_search(self._memories, vector, k, where, ["id"])
         return [(self._live[r["id"]], 1.0 - float(r["_distance"]))
@@ -124,6 +127,7 @@ class MemoryStore:
         memory = Memory(uuid.uuid4().hex, text, list(locations), turn, turn)
         self.store.add(self._memories, [self._row(memory, vector)])
         self._live[memory.id], self._vectors[memory.id] = memory, vector
+        self._matrix = None
         return memory, self._event(memory.id, "ADD", "", text, turn)
 
     def update(self, memory_id: str, text: str, locations: list[str], vector: np.ndarray,
@@ -135,11 +139,13 @@ class MemoryStore:
         self.store.delete(self._memories, f"id = {quote(memory_id)}")
         self.store.add(self._memories, [self._row(memory, vector)])
         self._vectors[memory_id] = vector
+        self._matrix = None
         return self._event(memory_id, "UPDATE", old, text, turn)
 
     def delete(self, memory_id: str, turn: int) -> MemoryEvent:
         memory = self._live.pop(memory_id)
         self._vectors.pop(memory_id, None)
+        self._matrix = None
         self._memories.update(where=f"id = {quote(memory_id)}", values={"deleted": True})
         return self._event(memory_id, "DELETE", memory.text, "", turn)
 

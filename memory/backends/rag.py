@@ -15,7 +15,7 @@ from memory.backends.base import (
     split_budget,
     turn_sections,
 )
-from memory.embed import cosine
+from memory.embed import cosine, top_k
 from memory.types import ContextPack, Section, Turn
 
 TOP_TURNS = 5
@@ -35,8 +35,7 @@ class RagBackend:
         """Indices of the ``top`` most similar past turns, in chronological order."""
         if not self._turns:
             return []
-        scores = cosine(query_vector, self._vectors)
-        best = np.argsort(-scores, kind="stable")[: self.top]
+        best = top_k(cosine(query_vector, self._vectors), self.top)
         return sorted(int(i) for i in best)
 
     async def context(self, query: str, *, budget: int) -> ContextPack:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory.embed import MINILM_DIM, VectorCache, cosine
+from memory.embed import MINILM_DIM, VectorCache, cosine, top_k
 
 
 def test_real_minilm_embeds_offline(embedder):
@@ -45,3 +45,13 @@ def test_cached_minilm_vectors_equal_fresh_ones(embedder):
     fresh = embedder.cache.embed(["a cached query"], 999, lambda t: embedder._model.encode(
         t, normalize_embeddings=True))
     assert np.allclose(fresh[0], mixed[1], atol=1e-5)
+
+
+def test_top_k_is_a_stable_argsort_cut():
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 5, 40, 300):
+        scores = rng.integers(0, 6, size=n).astype(np.float32)  # many ties
+        scores[rng.random(n) < 0.1] = -np.inf
+        for k in (0, 1, 3, 7, n, n + 2):
+            expected = np.argsort(-scores, kind="stable")[:k]
+            assert top_k(scores, k).tolist() == expected.tolist(), (n, k)
