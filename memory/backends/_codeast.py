@@ -6,12 +6,16 @@
   overlapping spans merged, each normalised to one line of text.
 - ``ast_diff``: added and removed statement blocks between two versions.
 - ``calls`` / ``defines``: the APIs a piece of code calls and the names it defines.
+- ``external_calls``: what generated code calls from the repository, builtins left
+  out (CodeMem's AST selector keeps the blocks whose APIs meet it).
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,18 +167,109 @@ def ast_diff(old: str, new: str, function: str | None = None) -> Diff:
     return Diff(tuple((after - before).elements()), tuple((before - after).elements()))
 
 
-def calls(code: str) -> set[str]:
-    """Names of the functions and methods ``code`` calls (last attribute component)."""
-    names: set[str] = set()
-    for node in _walk(_parser().parse(code.encode()).root_node):
-        if node.type == "call":
-            fn = node.child_by_field_name("function")
-            if fn is None:
-                continue
-            if fn.type == "attribute":
-                fn = fn.child_by_field_name("attribute") or fn
-            names.add(fn.text.decode("utf-8", "replace"))
-    return names
+# -- API calls: what counts for CodeMem's selector --------------------------------------
+# Builtins are not APIs of the repository: ``len``, ``ValueError`` called by name, and the
+# methods of builtin types (``", ".join``, ``parts.append``, ``d.items``) must not make a
+# block look related. The sets are derived from the interpreter, not typed by hand.
+BUILTIN_TYPES: tuple[type, ...] = (str, bytes, bytearray, list, dict, set, frozenset, tuple,
+                                   int, float)
+BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+BUILTIN_METHODS = frozenset(n for t in BUILTIN_TYPES for n in dir(t) if not n.startswith("_"))
+_TYPE_NAMES = frozenset(t.__name__ for t in BUILTIN_TYPES) | {"sorted", "repr", "format"}
+_STR_METHODS = frozenset(n for t in (str, bytes) for n in dir(t) if not n.startswith("_"))
+_LITERALS = frozenset({
+    "string", "concatenated_string", "integer", "float", "list", "dictionary", "set", "tuple",
+    "list_comprehension", "dictionary_comprehension", "set_comprehension",
+})
+
+
+@dataclass(frozen=True)
+class CallSite:
+    name: str  # the called name (last attribute component)
+    attribute: bool  # reached through an attribute (``x.name(...)``), not by bare name
+    builtin_receiver: bool  # the receiver is surely a builtin value (literal, ``set()``...)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _builtin_value(node: Any, typed: set[str]) -> bool:
+    """Whether ``node`` surely evaluates to a builtin-type value."""
+    while node is not None and node.type == "parenthesized_expression":
+        node = node.named_children[0] if node.named_children else None
+    if node is None:
+        return False
+    if node.type in _LITERALS:
+        return True
+    if node.type == "identifier":
+        return node.text.decode() in typed | _TYPE_NAMES  # ``str.join(...)`` too
+    fn = node.child_by_field_name("function") if node.type == "call" else None
+    if fn is not None and fn.type == "identifier":
+        return fn.text.decode() in _TYPE_NAMES  # ``set()``, ``dict(rows)``, ``sorted(x)``
+    if fn is not None and fn.type == "attribute":  # str/bytes methods return builtins
+        name = fn.child_by_field_name("attribute")
+        return (name is not None and name.text.decode() in _STR_METHODS
+                and _builtin_value(fn.child_by_field_name("object"), typed))
+    return False
+
+
+def _builtin_typed_names(root: Any) -> set[str]:
+    """Names whose every assignment in the code is a builtin value (``out = []``)."""
+    values: dict[str, list[Any]] = {}
+    for node in _walk(root):
+        if node.type == "assignment":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None and left.type == "identifier":
+                values.setdefault(left.text.decode(), []).append(right)
+        elif node.type in ("for_statement", "for_in_clause", "with_item", "augmented_assignment",
+                           "parameters", "lambda_parameters"):
+            for ident in _walk(node.child_by_field_name("left") or node):
+                if ident.type == "identifier":  # bound otherwise: type unknown
+                    values.setdefault(ident.text.decode(), []).append(None)
+    typed: set[str] = set()
+    changed = True
+    while changed:  # ``a = []; b = a`` reaches b on the second pass
+        changed = False
+        for name, rights in values.items():
+            if name not in typed and all(_builtin_value(r, typed) for r in rights):
+                typed.add(name)
+                changed = True
+    return typed
+
+
+def call_sites(code: str) -> list[CallSite]:
+    """Every call in ``code``: the called name, how it was reached, what it was called on."""
+    root = _parser().parse(code.encode()).root_node
+    typed = _builtin_typed_names(root)
+    sites: list[CallSite] = []
+    for node in _walk(root):
+        fn = node.child_by_field_name("function") if node.type == "call" else None
+        if fn is None:
+            continue
+        if fn.type == "attribute":
+            name = fn.child_by_field_name("attribute")
+            receiver = fn.child_by_field_name("object")
+            sites.append(CallSite((name or fn).text.decode("utf-8", "replace"), True,
+                                  _builtin_value(receiver, typed)))
+        else:
+            sites.append(CallSite(fn.text.decode("utf-8", "replace"), False, False))
+    return sites
+
+
+def is_builtin(site: CallSite) -> bool:
+    """A builtin by name (``len``), a dunder, or a builtin-type method (``x.append``)."""
+    if _dunder(site.name) or site.builtin_receiver:
+        return True
+    return site.name in (BUILTIN_METHODS if site.attribute else BUILTIN_NAMES)
+
+
+def calls(code: str, *, with_builtins: bool = False) -> set[str]:
+    """Names of the functions and methods ``code`` calls (last attribute component).
+
+    Builtins are left out unless ``with_builtins`` is set: these are the block APIs the selector
+    compares, so a block that calls ``d.get`` does not meet code that calls ``d.get``."""
+    return {s.name for s in call_sites(code) if with_builtins or not is_builtin(s)}
 
 
 def definitions(code: str) -> set[str]:
@@ -199,9 +294,40 @@ def defines(code: str) -> set[str]:
     return names
 
 
-def external_calls(code: str) -> set[str]:
-    """What ``code`` calls that it does not define itself."""
-    return calls(code) - defines(code)
+def external_calls(code: str, defined: Collection[str] | None = None) -> set[str]:
+    """The repository APIs ``code`` calls that it does not define itself.
+
+    Builtins never count: a bare builtin name (``len``, ``ValueError``) counts only when
+    the repository shadows it, a method called on a surely builtin value (``", ".join``,
+    ``out.append`` after ``out = []``, ``str.lower(x)``) and dunders never count.
+    The ambiguous case is an attribute call of a builtin-type method name on a value of
+    unknown type (``stock.add(...)``, ``self.update(...)``): it counts when the repository
+    defines a function or method of that name.
+
+    Args:
+        code: the generated code.
+        defined: the names the repository defines. When given, the shadowed bare builtins
+            and the ambiguous attribute calls are kept iff they are in it. When ``None``
+            (the repository is unknown here), the ambiguous attribute calls are kept and
+            the bare builtins dropped: kept names can then meet only a block that *defines*
+            them, since a block's APIs (``calls``) leave builtins out — the selector does
+            the repository check.
+    """
+    own = defines(code)
+    out: set[str] = set()
+    for site in call_sites(code):
+        if site.name in own:
+            continue
+        if not is_builtin(site):
+            out.add(site.name)
+        elif _dunder(site.name) or site.builtin_receiver:
+            continue
+        elif defined is not None:
+            if site.name in defined:
+                out.add(site.name)
+        elif site.attribute:
+            out.add(site.name)
+    return out
 
 
 def first_definition(code: str) -> str | None:
