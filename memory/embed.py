@@ -5,9 +5,13 @@ Vectors come back L2-normalised, so a dot product is the cosine similarity.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import logging
 import os
+import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +21,9 @@ import numpy as np
 
 MINILM = "minilm"
 MINILM_DIM = 384
+GRAPH_VERSION = 1  # bump when memory._bert_onnx changes the graph it writes
+
+log = logging.getLogger(__name__)
 
 
 class EmbedError(RuntimeError):
@@ -82,8 +89,105 @@ def minilm_path() -> Path:
     return path
 
 
+def _by_length(texts: list[str], batch: int) -> list[list[int]]:
+    """Indices of ``texts`` in batches of similar length (less padding)."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    return [order[i:i + batch] for i in range(0, len(order), batch)]
+
+
+def model_cache_dir() -> Path:
+    """Derived model files (the ONNX graph): ``$ENGRAM_CACHE``, else the user cache dir."""
+    if os.environ.get("ENGRAM_CACHE"):
+        return Path(os.environ["ENGRAM_CACHE"]).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("engram"))
+
+
+def minilm_onnx_path(model_dir: Path | None = None, *, quantized: bool = False) -> Path:
+    """Where the ONNX graph of the shipped MiniLM lives; the name changes with the weights
+    (size and mtime of ``model.safetensors``) and with the graph builder's version."""
+    model_dir = model_dir or minilm_path()
+    stat = (model_dir / "model.safetensors").stat()
+    key = hashlib.sha1(f"{GRAPH_VERSION}:{model_dir}:{stat.st_size}:{stat.st_mtime_ns}"
+                       .encode()).hexdigest()[:12]
+    return model_cache_dir() / "models" / f"minilm-{key}{'-int8' if quantized else ''}.onnx"
+
+
+def ensure_minilm_onnx(*, quantized: bool = False, quiet: bool = False) -> Path:
+    """The ONNX graph of the shipped MiniLM, exported on first use (about a second, no
+    torch: see ``memory._bert_onnx``), with a progress line on stderr."""
+    model_dir = minilm_path()
+    dest = minilm_onnx_path(model_dir, quantized=quantized)
+    if dest.is_file():
+        return dest
+    from memory._bert_onnx import export
+
+    started = time.perf_counter()
+    if not quiet:
+        print(f"engram: exporting all-MiniLM-L6-v2 to ONNX (once) -> {dest}", file=sys.stderr,
+              flush=True)
+    export(model_dir, dest, quantize=quantized)
+    if not quiet:
+        print(f"engram: embedding model ready in {time.perf_counter() - started:.1f}s",
+              file=sys.stderr, flush=True)
+    return dest
+
+
+class OnnxMiniLMEmbedder:
+    """all-MiniLM-L6-v2 on ONNX Runtime + ``tokenizers``: no torch, loads in ~0.3 s.
+
+    Same vectors as sentence-transformers' (mean pooling over the attention mask, then
+    L2 normalisation; ``tests/memory/test_embed.py`` holds them to cosine >= 0.999).
+    """
+
+    name = MINILM
+    dim = MINILM_DIM
+
+    def __init__(self, batch_size: int = 64, max_seq_length: int = 128,
+                 graph: Path | None = None) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.graph = graph or ensure_minilm_onnx()
+        self._tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # shipped: fixed 128
+        options = ort.SessionOptions()
+        # no busy-waiting worker threads between calls (2 shared cores; see ``cosine``)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(self.graph), options,
+                                             providers=["CPUExecutionProvider"])
+        self._lock = threading.Lock()
+        self.cache = VectorCache()
+
+    def _run(self, texts: list[str], length: int) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for batch in _by_length(texts, self.batch_size):
+            with self._lock:
+                self._tokenizer.enable_truncation(length)
+                encoded = self._tokenizer.encode_batch([texts[i] for i in batch])
+                ids = np.array([e.ids for e in encoded], dtype=np.int64)
+                mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+                (hidden,) = self._session.run(None, {"input_ids": ids,
+                                                     "attention_mask": mask})
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            out[batch] = pooled
+        return _normalise(out)
+
+    def embed(self, texts: list[str], *, max_tokens: int | None = None) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        length = min(max_tokens or self.max_seq_length, self.max_seq_length)
+        return self.cache.embed(list(texts), length, lambda batch: self._run(batch, length))
+
+
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 via sentence-transformers, loaded from site-packages, offline."""
+    """all-MiniLM-L6-v2 via sentence-transformers (torch): the fallback when ONNX Runtime
+    is missing or the export fails, or on request (``ENGRAM_MINILM=torch``)."""
 
     name = MINILM
     dim = MINILM_DIM
@@ -148,7 +252,8 @@ class LiteLLMEmbedder:
 
 
 class LazyEmbedder:
-    """An embedder loaded on first use, so front-ends can start before torch is imported."""
+    """An embedder loaded on first use: opening an index that needs no embedding (nothing
+    changed) loads no model at all."""
 
     def __init__(self, name: str = MINILM) -> None:
         self.name = name
@@ -176,8 +281,18 @@ def get_embedder(name: str = MINILM) -> Embedder:
     """The process-wide embedder called ``name`` (MiniLM unless a litellm model is named)."""
     with _shared_lock:
         if name not in _shared:
-            _shared[name] = MiniLMEmbedder() if name == MINILM else LiteLLMEmbedder(name)
+            _shared[name] = _minilm() if name == MINILM else LiteLLMEmbedder(name)
         return _shared[name]
+
+
+def _minilm() -> Embedder:
+    """ONNX Runtime unless ``ENGRAM_MINILM=torch``; sentence-transformers if ONNX fails."""
+    if os.environ.get("ENGRAM_MINILM", "onnx") != "torch":
+        try:
+            return OnnxMiniLMEmbedder()
+        except Exception as exc:  # missing onnxruntime/onnx, unreadable weights, ...
+            log.warning("ONNX embedder unavailable (%s); using sentence-transformers", exc)
+    return MiniLMEmbedder()
 
 
 def cosine(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:

@@ -4,11 +4,16 @@ Chunks come from ``memory.chunks``; their short keys are embedded (vector
 search) and their code is BM25-indexed (full-text search); ``search`` fuses the
 two rankings. ``refresh`` re-chunks and re-embeds only the files whose git blob
 id (untracked files: mtime) changed.
+
+Nothing is loaded before it is needed: the tables open, the catalog is read and the
+embedder loads on first use, and a refresh that finds the work tree as the last one
+left it (``memory._manifest``) answers from one small file, without importing LanceDB.
 """
 
 from __future__ import annotations
 
 import difflib
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -18,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from memory import _git
+from memory import _git, _manifest
 from memory.chunks import Chunk, chunk_file, supported
 from memory.embed import Embedder, cosine, top_k
 from memory.store import Store, in_list
@@ -116,27 +121,57 @@ class RepoIndex:
         self.store = store
         self.embedder = embedder
         self.config = config or IndexConfig()
-        self._chunks = store.table("chunks", _schema(embedder.dim))
-        self._files = store.table("files", _files_schema())
-        if self._chunks.count_rows() == 0 and self._files.count_rows() > 0:
-            # chunk table was recreated (another embedding dimension): index afresh
-            self.store.delete(self._files, "true")
-        self._catalog: dict[str, Chunk] = {}
+        self._tables: tuple[Any, Any] | None = None
+        self._loaded: dict[str, Chunk] | None = None
         self._mirror: tuple[list[str], np.ndarray, np.ndarray] | None = None
-        self._load_catalog()
+        self._lock = threading.RLock()
 
-    # -- catalog ---------------------------------------------------------------
+    # -- tables and catalog (opened and read on first use) ----------------------
+    def _open(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._tables is None:
+                chunks = self.store.table("chunks", _schema(self.embedder.dim))
+                files = self.store.table("files", _files_schema())
+                if chunks.count_rows() == 0 and files.count_rows() > 0:
+                    # chunk table was recreated (another embedding dimension): index afresh
+                    self.store.delete(files, "true")
+                self._tables = (chunks, files)
+            return self._tables
+
+    @property
+    def _chunks(self) -> Any:
+        return self._open()[0]
+
+    @property
+    def _files(self) -> Any:
+        return self._open()[1]
+
+    @property
+    def _catalog(self) -> dict[str, Chunk]:
+        with self._lock:
+            if self._loaded is None:
+                self._load_catalog()
+            assert self._loaded is not None
+            return self._loaded
+
     def _load_catalog(self) -> None:
         rows = self.store.rows(self._chunks, ["id", *_CHUNK_FIELDS])
-        self._catalog = {r["id"]: Chunk(**{k: r[k] for k in _CHUNK_FIELDS}) for r in rows}
         self._mirror = None
         if 0 < len(rows) <= MIRROR_MAX_ROWS:
             ids, matrix, extra = self.store.vectors(self._chunks, extra=("kind",))
             self._mirror = (ids, matrix, np.array(extra["kind"], dtype=object))
+        self._loaded = {r["id"]: Chunk(**{k: r[k] for k in _CHUNK_FIELDS}) for r in rows}
+
+    def warm(self) -> None:
+        """Read the catalog and load the embedder now (the app does this in the
+        background, so the first query pays for neither)."""
+        _ = self._catalog
+        self.embedder.embed(["warm up"])
 
     def _nearest(self, vector: np.ndarray, depth: int,
                  kinds: tuple[str, ...] | None) -> list[str]:
         """Chunk ids by cosine similarity of their keys, best first."""
+        _ = self._catalog  # loads the mirror too
         if self._mirror is None:
             where = in_list("kind", list(kinds)) if kinds else None
             rows = self.store.vector_search(self._chunks, vector, depth, where, ["id"])
@@ -171,11 +206,32 @@ class RepoIndex:
                 return "binary"
         return None
 
+    def _manifest(self) -> Path:
+        return self.store.path / _manifest.NAME
+
+    def _stamp(self, current: dict[str, str]) -> str:
+        config = self.config
+        return _manifest.stamp(current, (sorted(config.vendored), config.max_file_bytes,
+                                         self.embedder.name, self.embedder.dim))
+
     def refresh(self, progress: Progress | None = None) -> IndexReport:
-        """Bring the index up to date with the work tree; only changed files are re-embedded."""
+        """Bring the index up to date with the work tree; only changed files are re-embedded.
+
+        A work tree exactly as the last refresh left it is answered from the manifest:
+        no table is opened and no model is loaded.
+        """
         started = time.perf_counter()
         report = IndexReport()
         current = _git.file_signatures(self.root)
+        stamp = self._stamp(current)
+        manifest = _manifest.read(self._manifest(), stamp)
+        if manifest is not None and (self.store.path / "chunks.lance").is_dir():
+            report.files_seen = len(current)
+            report.chunks_total = int(manifest.get("chunks", 0))
+            report.skipped.update(manifest.get("skipped") or {})
+            report.seconds = time.perf_counter() - started
+            return report
+        _manifest.remove(self._manifest())  # stale until this refresh completes
         indexed = {r["path"]: r["sig"] for r in self.store.rows(self._files, ["path", "sig"])}
         report.files_seen = len(current)
         candidates: dict[str, str] = {}
@@ -211,9 +267,12 @@ class RepoIndex:
         report.chunks_embedded = len(new_chunks)
         if stale:
             self._maintain_indexes()
-            self._load_catalog()
-        report.chunks_total = len(self._catalog)
+            with self._lock:
+                self._loaded, self._mirror = None, None  # re-read on first use
+        report.chunks_total = self._chunks.count_rows()
         report.seconds = time.perf_counter() - started
+        _manifest.write(self._manifest(), stamp, chunks=report.chunks_total,
+                        skipped=dict(report.skipped))
         return report
 
     def _embed_and_store(self, chunks: list[Chunk], progress: Progress | None) -> None:
@@ -333,10 +392,11 @@ class RepoIndex:
 
 def open_repo_index(root: Path, data_dir: Path | str | None = None,
                     embedder: Embedder | None = None) -> RepoIndex:
-    """The index of the repository at ``root`` in its data folder (not refreshed)."""
-    from memory.embed import get_embedder
+    """The index of the repository at ``root`` in its data folder (not refreshed; the
+    embedding model loads at the first embedding, not here)."""
+    from memory.embed import LazyEmbedder
     from memory.home import repo_home
 
     top = _git.toplevel(Path(root))
     store = Store(repo_home(top, data_dir) / "index.lance")
-    return RepoIndex(top, store, embedder or get_embedder())
+    return RepoIndex(top, store, embedder or LazyEmbedder())

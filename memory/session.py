@@ -11,7 +11,7 @@ from pathlib import Path
 from memory import __version__, _git
 from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
-from memory.embed import MINILM, get_embedder
+from memory.embed import MINILM, LazyEmbedder
 from memory.home import repo_home
 from memory.llm import LLM, LLMConfig, check_model, default_model
 from memory.repo import IndexReport, Progress, RepoIndex
@@ -42,10 +42,11 @@ class Session:
 
 def open_index(repo: Path, data_dir: Path | None = None, embed_model: str = MINILM,
                progress: Progress | None = None) -> tuple[RepoIndex, IndexReport]:
-    """The repository's index, refreshed (only changed files are re-embedded)."""
+    """The repository's index, refreshed: only changed files are re-embedded, and the
+    embedding model is loaded only if some file changed (or at the first search)."""
     root = _git.toplevel(Path(repo).expanduser())
     home = repo_home(root, data_dir)
-    index = RepoIndex(root, Store(home / "index.lance"), get_embedder(embed_model))
+    index = RepoIndex(root, Store(home / "index.lance"), LazyEmbedder(embed_model))
     return index, index.refresh(progress)
 
 

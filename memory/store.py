@@ -30,12 +30,21 @@ class Store:
     """A LanceDB database in a folder (``index.lance``)."""
 
     def __init__(self, path: Path | str) -> None:
-        import lancedb
-
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._db = lancedb.connect(str(self.path))
+        self._connection: Any = None
         self._lock = threading.RLock()
+
+    @property
+    def _db(self) -> Any:
+        """The LanceDB connection, made on first use: importing lancedb costs 0.5-1 s, and a
+        refresh that finds nothing changed never needs it."""
+        with self._lock:
+            if self._connection is None:
+                import lancedb
+
+                self._connection = lancedb.connect(str(self.path))
+            return self._connection
 
     def table_names(self) -> list[str]:
         listed = self._db.list_tables()

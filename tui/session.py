@@ -73,7 +73,7 @@ def build_index(env: BackendEnv, options: Any,
     index = RepoIndex(root, Store(repo_home(root, options.data_dir) / "index.lance"),
                       env.embedder)
     report = index.refresh(progress)
-    env.embedder.embed(["warm up"])  # load the model now, not on the first query
+    index.warm()  # read the catalog and load the embedder now, not at the first query
     return index, report
 
 

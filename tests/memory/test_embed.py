@@ -1,8 +1,11 @@
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
-from memory.embed import MINILM_DIM, VectorCache, cosine, top_k
+import numpy as np
+import pytest
+
+from memory.embed import MINILM_DIM, OnnxMiniLMEmbedder, VectorCache, cosine, top_k
 
 
 def test_real_minilm_embeds_offline(embedder):
@@ -42,8 +45,8 @@ def test_cached_minilm_vectors_equal_fresh_ones(embedder):
     cached = embedder.embed(texts[:2])
     mixed = embedder.embed(texts)
     assert np.allclose(mixed[0], cached[0]) and np.allclose(mixed[2], cached[0])
-    fresh = embedder.cache.embed(["a cached query"], 999, lambda t: embedder._model.encode(
-        t, normalize_embeddings=True))
+    fresh = embedder.cache.embed(["a cached query"], 999,
+                                 lambda t: embedder._run(t, embedder.max_seq_length))
     assert np.allclose(fresh[0], mixed[1], atol=1e-5)
 
 
@@ -55,3 +58,73 @@ def test_top_k_is_a_stable_argsort_cut():
         for k in (0, 1, 3, 7, n, n + 2):
             expected = np.argsort(-scores, kind="stable")[:k]
             assert top_k(scores, k).tolist() == expected.tolist(), (n, k)
+
+
+# -- the ONNX embedder against sentence-transformers ------------------------------------
+SAMPLE = [
+    "open a database connection", "connect to postgres", "bake a chocolate cake",
+    "app/db.py::migrate def migrate(conn, steps): Apply schema migrations in order.",
+    "rich/console.py::Console.print def print(self, *objects, sep=' ', end='\\n')",
+    "Ünïcode façade — 日本語のテキスト, emoji 🙂 and CamelCaseIdentifiers_with_snake",
+    "x = 1", "",
+    "a long text " * 200,  # truncated: 64 and 128 tokens
+    "    def __init__(self, data):\n        self.data = data\n",
+]
+
+
+@pytest.fixture(scope="module")
+def reference() -> Any:
+    from memory.embed import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+def test_the_default_minilm_runs_on_onnx_runtime(embedder):
+    assert isinstance(embedder, OnnxMiniLMEmbedder)
+    assert embedder.graph.is_file() and embedder.graph.suffix == ".onnx"
+
+
+@pytest.mark.parametrize("max_tokens", [64, 128])
+def test_onnx_vectors_match_sentence_transformers(embedder, reference, max_tokens):
+    onnx = embedder._run(SAMPLE, max_tokens)  # the cache would hide a wrong truncation
+    torch = reference.embed(SAMPLE, max_tokens=max_tokens)
+    agreement = np.einsum("ij,ij->i", onnx, torch)
+    assert agreement.min() >= 0.999, dict(zip(SAMPLE, agreement.round(5), strict=True))
+    # and the two truncations really differ on the long text (it was cut at all)
+    assert onnx.shape == (len(SAMPLE), MINILM_DIM)
+
+
+def test_truncation_changes_a_long_text_only(embedder):
+    short, long = embedder._run(SAMPLE, 64), embedder._run(SAMPLE, 128)
+    cut = [i for i in range(len(SAMPLE)) if not np.allclose(short[i], long[i], atol=1e-5)]
+    assert [SAMPLE[i][:12] for i in cut] == ["a long text "]
+
+
+def test_the_graph_is_exported_once_into_the_cache_dir(tmp_path, monkeypatch, capsys):
+    from memory.embed import ensure_minilm_onnx
+
+    monkeypatch.setenv("ENGRAM_CACHE", str(tmp_path))
+    graph = ensure_minilm_onnx()
+    assert graph.parent == tmp_path / "models" and graph.is_file()
+    assert "exporting all-MiniLM-L6-v2 to ONNX" in capsys.readouterr().err
+    stamp = graph.stat().st_mtime_ns
+    assert ensure_minilm_onnx() == graph and graph.stat().st_mtime_ns == stamp
+    assert capsys.readouterr().err == ""  # no second export, no progress line
+    assert [p.name for p in graph.parent.iterdir()] == [graph.name]  # no temp files left
+    fresh = OnnxMiniLMEmbedder(graph=graph)
+    assert fresh.embed(["x = 1"]).shape == (1, MINILM_DIM)
+
+
+def test_torch_is_used_on_request_or_when_onnx_fails(monkeypatch):
+    import memory.embed as embed
+
+    monkeypatch.setattr(embed, "MiniLMEmbedder", lambda: "sentence-transformers")
+    monkeypatch.setenv("ENGRAM_MINILM", "torch")
+    assert embed._minilm() == "sentence-transformers"
+    monkeypatch.delenv("ENGRAM_MINILM")
+
+    def broken(**_: Any) -> Any:
+        raise RuntimeError("no onnxruntime here")
+
+    monkeypatch.setattr(embed, "OnnxMiniLMEmbedder", broken)
+    assert embed._minilm() == "sentence-transformers"

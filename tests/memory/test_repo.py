@@ -151,3 +151,41 @@ def test_in_process_vectors_rank_like_lancedb_and_follow_edits(demo_repo, embedd
     hits = index.functions("drop expired cache entries", 3)
     assert hits[0].chunk.location == "app/cache.py::evict_stale_entries"
     assert hits[0].vector_rank == 0
+
+
+class NoModel:
+    """An embedder that must not be used: a no-change reopen loads no model."""
+
+    name, dim = "minilm", 384
+
+    def embed(self, texts, *, max_tokens=None):
+        raise AssertionError(f"embedded {texts[:2]} on a no-change reopen")
+
+
+def test_a_no_change_reopen_opens_no_table_and_loads_no_model(demo_repo, embedder):
+    first = open_index(demo_repo, embedder).refresh()
+    again = open_index(demo_repo, NoModel())
+    report = again.refresh()
+    assert (report.files_changed, report.chunks_embedded) == (0, 0)
+    assert report.chunks_total == first.chunks_total and report.files_seen == first.files_seen
+    assert again.store._connection is None and again._tables is None  # LanceDB untouched
+    # an edit (untracked file) is seen by the next reopen, and the chunks are searchable
+    (demo_repo / "app" / "extra.py").write_text("def shiny_new_helper():\n    return 2\n")
+    changed = open_index(demo_repo, embedder).refresh()
+    assert changed.files_changed == 1 and changed.chunks_total == first.chunks_total + 2
+    reopened = open_index(demo_repo, NoModel())
+    assert reopened.refresh().chunks_total == changed.chunks_total
+    assert reopened.locate("shiny_new_helper").exact is False  # catalog read lazily
+
+
+def test_the_manifest_never_hides_a_lost_or_reconfigured_index(demo_repo, embedder):
+    import shutil
+
+    index = open_index(demo_repo, embedder)
+    total = index.refresh().chunks_total
+    tiny = open_index(demo_repo, embedder, max_file_bytes=10).refresh()  # another config
+    assert tiny.skipped["too large"] == 3 and tiny.files_removed == 3
+    assert open_index(demo_repo, embedder).refresh().chunks_total == total
+    shutil.rmtree(index.store.path / "chunks.lance")  # the chunk table is gone
+    rebuilt = open_index(demo_repo, embedder).refresh()
+    assert rebuilt.files_changed == 4 and rebuilt.chunks_total == total

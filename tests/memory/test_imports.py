@@ -1,0 +1,59 @@
+"""Commands that need no LLM never import one: each runs as a real process (the CLI's
+``main``) and reports the modules it imported."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..conftest import FORMS, make_repo
+
+LLM_STACK = ("torch", "transformers", "sentence_transformers", "litellm")
+RUN_CLI = ("import json, sys\n"
+           "from tui.cli import main\n"
+           "code = main(sys.argv[2:])\n"
+           "json.dump(sorted(sys.modules), open(sys.argv[1], 'w'))\n"
+           "sys.exit(code)\n")
+
+
+def imported(tmp_path: Path, *argv: str, code: str = RUN_CLI) -> set[str]:
+    """Top-level package names imported by a fresh interpreter running ``code``."""
+    out = tmp_path / f"modules-{len(list(tmp_path.glob('modules-*')))}.json"
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home")}
+    result = subprocess.run([sys.executable, "-c", code, str(out), *argv], env=env,
+                            capture_output=True, text=True, timeout=300,
+                            cwd=Path(__file__).parents[2])
+    assert result.returncode == 0, result.stderr[-2000:]
+    return {name.split(".")[0] for name in json.loads(out.read_text())}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"app/forms.py": FORMS, "README.md": "# r\n"})
+
+
+def test_index_builds_without_the_llm_stack_and_reopens_without_lancedb(tmp_path, repo):
+    built = imported(tmp_path, "index", "--repo", str(repo))
+    assert "onnxruntime" in built and "lancedb" in built  # it did embed and store
+    assert not built.intersection(LLM_STACK), built.intersection(LLM_STACK)
+    reopened = imported(tmp_path, "index", "--repo", str(repo))
+    heavy = reopened.intersection((*LLM_STACK, "lancedb", "onnxruntime", "tokenizers"))
+    assert not heavy, f"a no-change `engram index` imported {sorted(heavy)}"
+
+
+def test_listing_backends_imports_no_model_and_no_store(tmp_path):
+    modules = imported(tmp_path, "backends")
+    assert not modules.intersection((*LLM_STACK, "lancedb", "onnxruntime"))
+
+
+def test_the_app_module_imports_nothing_heavy_before_the_first_frame(tmp_path):
+    code = ("import json, sys\nimport tui.cli, tui.app\n"
+            "json.dump(sorted(sys.modules), open(sys.argv[1], 'w'))\n")
+    modules = imported(tmp_path, code=code)
+    assert "textual" in modules
+    assert not modules.intersection((*LLM_STACK, "lancedb", "onnxruntime", "pyarrow"))
