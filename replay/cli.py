@@ -27,11 +27,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backends", default="full,empty,rag",
                         help="comma-separated backend names (oracle: outlines only)")
     parser.add_argument("--model", default=None, help="answer model (any litellm string)")
-    parser.add_argument("--mock-user", choices=["template", "llm"], default="template",
+    parser.add_argument("--mock-user", choices=["template", "llm"], default=None,
                         help="who voices outline queries: template (deterministic, no LLM) "
-                             "or llm (LoCoEval's mock user)")
+                             "or llm (LoCoEval's mock user); default: llm with any model "
+                             "but the embedded local/ one, template offline")
     parser.add_argument("--user-model", default=None,
                         help="the LLM mock user's model (default: --model)")
+    parser.add_argument("--reference-queries", type=Path, default=None, metavar="FILE",
+                        help="real developer questions (one per line, or JSONL with a "
+                             "\"query\" field): the LLM mock user gets one of the 10 most "
+                             "similar as a style reference (LoCoEval); skipped without it")
     parser.add_argument("--judge", choices=["embed", "llm"], default="embed",
                         help="set matching for F1 tasks: embed (MiniLM cosine, offline) or "
                              "llm (needs --judge-model, or uses --model)")
@@ -55,9 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _config(args: argparse.Namespace) -> Any:
     from memory.llm import default_model
     from replay.judge import THRESHOLD
+    from replay.mockuser import choose_user
     from replay.runner import ReplayConfig
     from replay.sandbox import Limits
 
+    user = choose_user(args.mock_user, args.model or default_model(), args.user_model)
     out = args.out or Path("replay-runs") / f"{args.source.stem}"
     return ReplayConfig(
         backends=[b.strip() for b in args.backends.split(",") if b.strip()],
@@ -66,7 +73,8 @@ def _config(args: argparse.Namespace) -> Any:
         max_tokens=args.max_tokens,
         judge_threshold=args.threshold if args.threshold is not None else THRESHOLD,
         limits=Limits(timeout=args.test_timeout),
-        mock_user=args.mock_user, user_model=args.user_model,
+        mock_user=user.kind, mock_user_why=user.why, user_model=user.model,
+        reference_queries=args.reference_queries,
         judge_model=args.judge_model or (args.model or default_model()
                                          if args.judge == "llm" else None),
     )
@@ -86,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         for model in {config.model, config.user_model, config.judge_model} - {None}:
             check_model(model)  # type: ignore[arg-type]
+        if config.reference_queries is not None:
+            from replay.llmuser import load_reference_queries
+
+            load_reference_queries(config.reference_queries)  # fail before the run
         sources = load_source(args.source)
     except (SourceError, LLMError, ValueError) as exc:
         console.print(f"engram replay: {exc}")
@@ -109,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
         finally:
             replay.close()
     settings = {k: str(v) for k, v in vars(args).items()}
+    from replay.mockuser import user_label
+
+    settings["mock_user"] = user_label(config.mock_user, config.mock_user_why)
+    settings["user_model"] = str(config.user_model)
     path = write_results(config.out, pairs, settings)
     summary = summarize(pairs)
     Console().print(table(summary))
@@ -122,6 +138,13 @@ def run(args: argparse.Namespace) -> int:
     errors = [p for p in pairs if p.get("error")]
     for row in errors:
         console.print(f"[red]{row['source']} · {row['backend']}: {row['error']}[/red]")
+    voiced = [p for p in pairs if p.get("mock_user")]  # outlines: which mock user ran
+    if voiced:
+        skipped = {str(p.get("reference_queries")) for p in voiced
+                   if str(p.get("reference_queries")).startswith("skipped")}
+        console.print(f"mock user: {', '.join(sorted({p['mock_user'] for p in voiced}))}; "
+                      "reference queries: " + (", ".join(sorted(skipped)) if skipped else
+                                               f"from {config.reference_queries}"))
     console.print(f"results: {path}  conversations: {config.out / 'conversations'}"
                   + (f"  chart: {chart}" if chart else ""))
     return 1 if errors else 0

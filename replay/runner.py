@@ -27,9 +27,9 @@ from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
 from replay.judge import THRESHOLD, EmbedJudge, LLMJudge
-from replay.llmuser import LLMUser
+from replay.llmuser import LLMUser, ReferenceQueries
 from replay.metrics import iterative
-from replay.mockuser import TemplateUser
+from replay.mockuser import TemplateUser, user_label
 from replay.oracle import OracleBackend
 from replay.outline import Outline
 from replay.prepare import stubbed_copy
@@ -57,8 +57,10 @@ class ReplayConfig:
     limit: int | None = None
     max_tokens: int = 512
     judge_threshold: float = THRESHOLD
-    mock_user: str = "template"  # template | llm
+    mock_user: str = "template"  # template | llm (the CLI picks: replay.mockuser.choose_user)
+    mock_user_why: str = ""  # why that user: "offline default", "chosen"... (in the results)
     user_model: str | None = None  # the LLM mock user's model (default: the answer model)
+    reference_queries: Path | None = None  # real questions: LoCoEval's style references
     judge_model: str | None = None  # set: an LLM judges set matches, else MiniLM
     limits: Limits = field(default_factory=lambda: Limits(timeout=60.0))
     iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
@@ -212,9 +214,15 @@ class Replay:
                         label: str, result: dict[str, Any]) -> None:
         """The outline's queries, voiced by the template or the LLM mock user."""
         total = len(outline.queries())
+        result["mock_user"] = user_label(self.config.mock_user, self.config.mock_user_why)
+        result["reference_queries"] = "skipped (template user)"
         if self.config.mock_user == "llm":
             model = self.config.user_model or self.config.model
-            user = LLMUser(outline, LLM(LLMConfig(model=model)), repo, self.config.seed)
+            refs = self.config.reference_queries
+            user = LLMUser(outline, LLM(LLMConfig(model=model)), repo, self.config.seed,
+                           ReferenceQueries.from_file(refs, self.embedder) if refs else None)
+            result["user_model"] = model
+            result["reference_queries"] = user.reference_status
             previous = ""
             for n in range(total):
                 turn = await agent.ask(await user.message(n, previous))
@@ -222,6 +230,7 @@ class Replay:
                 self._tick(label, n + 1, total + 1)
             result["user_tokens"] = user.llm.ledger.tokens
             result["user_fallbacks"] = user.fallbacks
+            result["reference_queries"] = user.reference_status
             return
         for n, (_, text) in enumerate(TemplateUser(outline, self.config.seed).conversation()):
             await agent.ask(text)
