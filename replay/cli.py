@@ -19,7 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="engram replay",
         epilog="Also: engram replay demo [options] (the bundled benchmark); "
-               "engram replay build REPO --targets FILE --out DIR (outlines).",
+               "engram replay build REPO --targets FILE --out DIR (outlines); "
+               "engram replay score ANSWERS --tasks FILE (grade answers, no model).",
         description="Re-drive a recorded transcript, a LoCoEval-style outline (or a folder "
                     "of them) or an iterative task file (CodeIF-Bench JSONL) against memory "
                     "backends, and score them.")
@@ -52,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip (source, backend) pairs the run folder has finished")
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
     parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
-    parser.add_argument("--test-timeout", type=float, default=60.0,
-                        help="seconds per sandboxed test run")
+    parser.add_argument("--test-timeout", type=float, default=None,
+                        help="seconds per sandboxed test run (default: 60 for outline "
+                             "tests, 10 for an iterative turn's tests)")
     return parser
 
 
@@ -72,7 +74,8 @@ def _config(args: argparse.Namespace) -> Any:
         concurrency=args.concurrency, resume=args.resume, limit=args.limit,
         max_tokens=args.max_tokens,
         judge_threshold=args.threshold if args.threshold is not None else THRESHOLD,
-        limits=Limits(timeout=args.test_timeout),
+        limits=Limits(timeout=args.test_timeout or 60.0),
+        iterative_limits=Limits(timeout=args.test_timeout or 10.0),
         mock_user=user.kind, mock_user_why=user.why, user_model=user.model,
         reference_queries=args.reference_queries,
         judge_model=args.judge_model or (args.model or default_model()
@@ -217,6 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["build"]:
         return build(argv[1:])
+    if argv[:1] == ["score"]:  # answers produced elsewhere, graded without any model
+        from replay.score import main as score
+
+        return score(argv[1:])
     if argv[:1] == ["demo"]:  # the bundled benchmark: its outlines on its repository
         rest = argv[1:]
         if "--out" not in rest:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,15 +22,24 @@ from memory.agent import Agent
 from memory.backends._codeast import code_blocks
 from memory.repo import LocationRefused, RepoIndex
 from memory.types import ContextPack
+from replay._codeif import (
+    IterativeOptions,
+    follow,
+    graded_turns,
+    own_ids,
+    prepared,
+    test_ids,
+)
 from replay.judge import EmbedJudge, LLMJudge, answer_lines
 from replay.outline import Item, Outline, Sample
-from replay.prepare import PrepareError, extract_function, insert_function
+from replay.prepare import PrepareError, find_function, insert_function
 from replay.sandbox import Limits, Sandbox
 from replay.sources import Iterative
 
 TOPICS_QUERY = ("List every topic we have worked on in this conversation so far, "
                 "one short phrase per line, nothing else.")
 PASSED_MARK = "ENGRAM-PASSED "
+_CLASS = re.compile(r"^class\s+(\w+)", re.M)
 
 
 @dataclass
@@ -75,11 +85,29 @@ def context_metrics(sample: Sample, pack: ContextPack,
     return recall, (len(found_stale) / shown if shown else 0.0)
 
 
+def extract_target(answer: str, qualname: str) -> str | None:
+    """The definition of ``qualname`` (``func`` or ``Class.method``) in an answer's code,
+    dedented: written as ``Class.method`` inside its class, as a bare top-level function, or
+    as a method of whatever top-level class the answer wrote it in."""
+    parts = qualname.split(".")
+    name = parts[-1]
+    for block in code_blocks(answer):
+        tries = [".".join(parts[i:]) for i in range(len(parts))]
+        tries += [f"{cls}.{name}" for cls in _CLASS.findall(block)]
+        for candidate in dict.fromkeys(tries):
+            try:
+                span = find_function(block, candidate)
+            except PrepareError:
+                continue
+            lines = block.splitlines()
+            return textwrap.dedent("\n".join(lines[span.start:span.end + 1]))
+    return None
+
+
 def run_generated(repo: Path, sample: Sample, answer: str, limits: Limits) -> bool:
     """Put the generated function in a fresh sandbox copy of the original repository (the
     other targets intact, as DevEval's harness does) and run its tests (one pytest process)."""
-    name = sample.function.split(".")[-1]
-    code = extract_function(answer, name)
+    code = extract_target(answer, sample.function)
     if code is None or not sample.tests:
         return False
     with Sandbox(repo, limits=limits) as box:
@@ -127,9 +155,8 @@ def harness_module(code: str, tests: list[str]) -> str:
             f"print({PASSED_MARK!r} + _engram_json.dumps(_engram_ok))\n")
 
 
-def passed_tests(answer: str, tests: list[str], limits: Limits) -> set[int]:
-    """Indices of ``tests`` the answer's code passes (none if it has no code or crashes)."""
-    code = "\n\n".join(code_blocks(answer))
+def run_tests(code: str, tests: list[str], limits: Limits) -> set[int]:
+    """Indices of ``tests`` that ``code`` passes (none if it has no code or crashes)."""
     if not code.strip() or not tests:
         return set()
     with Sandbox(files={"solution.py": harness_module(code, tests)}, limits=limits) as box:
@@ -143,18 +170,58 @@ def passed_tests(answer: str, tests: list[str], limits: Limits) -> set[int]:
     return set()
 
 
-async def iterative_turn(task: Iterative, turn: int, answer: str,
-                         limits: Limits) -> tuple[list[str], set[str]]:
-    """(test ids introduced at ``turn``, ids of turns 0..turn that the answer passes)."""
-    ids: list[str] = []
-    tests: list[str] = []
-    for n, step in enumerate(task.steps[:turn + 1]):
-        for i, test in enumerate(step.tests):
-            ids.append(f"{n}.{i}")
-            tests.append(test)
-    ok = await asyncio.to_thread(passed_tests, answer, tests, limits)
-    introduced = [f"{turn}.{i}" for i in range(len(task.steps[turn].tests))]
-    return introduced, {ids[i] for i in ok}
+def passed_tests(answer: str, tests: list[str], limits: Limits,
+                 prepare: str = "engram") -> set[int]:
+    """Indices of ``tests`` the answer's code passes, the code taken from the answer as
+    engram's harness does (``engram``) or as CodeIF-Bench's does (``codeif``)."""
+    return run_tests(prepared(answer, prepare), tests, limits)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One iterative answer, graded."""
+
+    introduced: list[str]  # ids of the tests the turn brings
+    graded: list[str] | None  # ids the answer was graded with (None: the mode skips it)
+    passed: set[str] | None  # ids it passed
+
+    @property
+    def verdict(self) -> bool | None:
+        """The benchmark's verdict: every graded test passed (None: not graded)."""
+        if self.graded is None or self.passed is None or not self.graded:
+            return None
+        return set(self.graded) <= self.passed
+
+
+def grade_turn(task: Iterative, turn: int, answer: str, limits: Limits,
+               options: IterativeOptions | None = None) -> Graded:
+    """Run the tests that grade the answer of ``turn`` under ``options`` (blocking)."""
+    options = options or IterativeOptions()
+    introduced = own_ids(task, turn)
+    turns = graded_turns(task, turn, options.mode)
+    if turns is None:
+        return Graded(introduced, None, None)
+    pairs = test_ids(task, turns)
+    ok = passed_tests(answer, [t for _, t in pairs], limits, options.prepare)
+    return Graded(introduced, [i for i, _ in pairs], {pairs[i][0] for i in ok})
+
+
+async def iterative_turn(task: Iterative, turn: int, answer: str, limits: Limits,
+                         options: IterativeOptions | None = None) -> tuple[list[str], set[str]]:
+    """(test ids introduced at ``turn``, ids of the graded tests the answer passes)."""
+    graded = await asyncio.to_thread(grade_turn, task, turn, answer, limits, options)
+    return graded.introduced, graded.passed or set()
+
+
+def iterative_scores(graded: list[Graded]) -> dict[str, Any]:
+    """A conversation's IA / CA / IFR: per turn (None where undefined: a turn with no tests
+    has no IA) under ``turns``, and as flat lists of the defined values (for pooling)."""
+    scores = follow([g.introduced for g in graded], [g.graded for g in graded],
+                    [g.passed for g in graded])
+    per_turn = {key: [getattr(s, key) if s is not None else None for s in scores]
+                for key in ("ia", "ca", "ifr")}
+    return {**{k: [v for v in values if v is not None] for k, values in per_turn.items()},
+            "turns": per_turn, "verdicts": [g.verdict for g in graded]}
 
 
 def safe_name(text: str) -> str:
