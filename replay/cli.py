@@ -56,11 +56,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--test-timeout", type=float, default=None,
                         help="seconds per sandboxed test run (default: 60 for outline "
                              "tests, 10 for an iterative turn's tests)")
+    parser.add_argument("--iterative-mode", choices=["all", "category", "cumulative"],
+                        default="all",
+                        help="tests grading an iterative turn: all (every test so far), or "
+                             "CodeIF-Bench's category / cumulative modes")
+    parser.add_argument("--code-prep", choices=["engram", "codeif"], default="engram",
+                        help="code taken from an iterative answer: engram (every fenced "
+                             "block) or codeif (the benchmark's: first ```python block, "
+                             "indented docstrings and blank lines stripped)")
     return parser
 
 
 def _config(args: argparse.Namespace) -> Any:
     from memory.llm import default_model
+    from replay._codeif import IterativeOptions
     from replay.judge import THRESHOLD
     from replay.mockuser import choose_user
     from replay.runner import ReplayConfig
@@ -76,6 +85,7 @@ def _config(args: argparse.Namespace) -> Any:
         judge_threshold=args.threshold if args.threshold is not None else THRESHOLD,
         limits=Limits(timeout=args.test_timeout or 60.0),
         iterative_limits=Limits(timeout=args.test_timeout or 10.0),
+        iterative=IterativeOptions(args.iterative_mode, args.code_prep),
         mock_user=user.kind, mock_user_why=user.why, user_model=user.model,
         reference_queries=args.reference_queries,
         judge_model=args.judge_model or (args.model or default_model()

@@ -26,8 +26,9 @@ from memory.llm import LLM, LLMConfig
 from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
-from replay.judge import THRESHOLD, EmbedJudge, LLMJudge
+from replay.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
 from replay.llmuser import LLMUser, ReferenceQueries
+from replay.matcher import TaskPacks
 from replay.metrics import iterative
 from replay.mockuser import TemplateUser, user_label
 from replay.oracle import OracleBackend
@@ -93,6 +94,7 @@ class Replay:
         self._tmp = tempfile.TemporaryDirectory(prefix="engram-replay-")
         self.work = Path(self._tmp.name)
         self._prepared: dict[str, Prepared] = {}
+        self._judge_checks: dict[str, dict[str, Any]] = {}  # per outline: judge accuracy
         self._lock = asyncio.Lock()
         known = set(backends.names()) | {"oracle"}
         unknown = [b for b in config.backends if b not in known]
@@ -177,13 +179,23 @@ class Replay:
             agent = self._agent(source, name, repo)
             if isinstance(source, Outline):
                 await self._converse(agent, source, repo, label, result)
-                judge = self._judge()
+                judge = self._judge().for_outline(source)  # knows each unit's distractors
+                packs = TaskPacks(agent)
                 scores = await outline_tasks(agent, source, judge,
                                              self.outline_repo(source), self.config.limits)
                 result["scores"] = as_dict(scores)
+                # reader-free context metrics by the judge's matcher, exact-text ones beside
+                for key, value in packs.metrics(self.embed_judge.matcher, source).items():
+                    result["scores"][f"{key}_exact"] = result["scores"].get(key)
+                    result["scores"][key] = value
+                result["subset"], result["k"] = source.subset, len(source.samples)
+                if source_id(source) not in self._judge_checks:
+                    self._judge_checks[source_id(source)] = await judge_accuracy(judge, source)
+                result["judge_check"] = self._judge_checks[source_id(source)]
                 if isinstance(judge, LLMJudge):
                     result["judge_tokens"] = judge.llm.ledger.tokens
                     result["judge_fallbacks"] = judge.fallbacks
+                    result["judge_stats"] = judge.stats()
             elif isinstance(source, Recorded):
                 for n, query in enumerate(source.queries):
                     await agent.ask(query)
