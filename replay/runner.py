@@ -118,7 +118,7 @@ class Replay:
     def prepare(self, outline: Outline) -> Prepared:
         key = source_id(outline)
         if key not in self._prepared:
-            targets = [(s.path, s.function) for s in outline.samples]
+            targets = [(s.path, s.function, s.tests) for s in outline.samples]
             copy = stubbed_copy(self.outline_repo(outline), targets, self.work / key / "repo")
             index = RepoIndex(copy, Store(self.work / key / "index.lance"), self.embedder)
             index.refresh()
