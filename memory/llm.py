@@ -15,6 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory._schema import (
+    MalformedJSON,
+    SchemaError,
+    StructuredStats,
+    parse_answer,
+    portable,
+    retry_message,
+    schema_instruction,
+)
 from memory.types import Usage
 
 log = logging.getLogger(__name__)
@@ -37,6 +46,10 @@ class LLMError(RuntimeError):
         super().__init__(message)
         self.partial = partial
         self.retryable = retryable
+
+
+class StructuredOutputError(LLMError):
+    """A structured call's answer did not validate, even after the corrective retry."""
 
 
 def default_model(env: dict[str, str] | None = None) -> str:
@@ -105,6 +118,7 @@ class LLMConfig:
     max_tokens: int = 512
     temperature: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    structured: str | None = None  # force a structured mode (see memory/_schema.MODES)
 
 
 def _classify(exc: BaseException) -> tuple[str, bool]:
@@ -134,9 +148,12 @@ def _classify(exc: BaseException) -> tuple[str, bool]:
 class LLM:
     """A model reached through litellm, with a usage ledger shared by its callers."""
 
-    def __init__(self, config: LLMConfig | None = None, ledger: Usage | None = None) -> None:
+    def __init__(self, config: LLMConfig | None = None, ledger: Usage | None = None,
+                 stats: StructuredStats | None = None) -> None:
         self.config = config or LLMConfig()
         self.ledger = ledger if ledger is not None else Usage()
+        self.stats = stats if stats is not None else StructuredStats()
+        self._mode: str | None = None
 
     @property
     def model(self) -> str:
@@ -146,7 +163,7 @@ class LLM:
         """The same settings and ledger, another model (checked first)."""
         check_model(model)
         cfg = LLMConfig(**{**self.config.__dict__, "model": model})
-        return LLM(cfg, self.ledger)
+        return LLM(cfg, self.ledger, self.stats)
 
     # -- token accounting -------------------------------------------------
     def count_tokens(self, text: str) -> int:
@@ -184,6 +201,31 @@ class LLM:
                 cost = 0.0
         self.ledger.add(purpose, int(prompt), int(completion), cost)
 
+    def structured_mode(self) -> str:
+        """How this model is asked for structure: ``grammar`` (embedded model), ``schema``
+        (provider's JSON-Schema mode), ``json`` (JSON mode) or ``prompt``."""
+        if self.config.structured:
+            return self.config.structured
+        if self._mode is None:
+            self._mode = self._detect_mode()
+        return self._mode
+
+    def _detect_mode(self) -> str:
+        if self.model.startswith("local/"):
+            return "grammar"
+        litellm = import_litellm()
+        try:
+            if litellm.supports_response_schema(model=self.model):
+                return "schema"
+        except Exception:
+            pass
+        try:
+            if "response_format" in (litellm.get_supported_openai_params(model=self.model) or []):
+                return "json"
+        except Exception:
+            pass
+        return "prompt"
+
     def _kwargs(self, messages: list[dict[str, Any]], max_tokens: int | None,
                 temperature: float | None, stream: bool) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -207,15 +249,18 @@ class LLM:
 
     # -- calls ---------------------------------------------------------------
     async def complete(self, messages: list[dict[str, Any]], *, purpose: str = "answer",
-                       max_tokens: int | None = None, temperature: float | None = None) -> str:
+                       max_tokens: int | None = None, temperature: float | None = None,
+                       response_format: dict[str, Any] | None = None) -> str:
         """One completion; returns its text. Raises ``LLMError`` when all tries fail."""
         litellm = import_litellm()
         last = ""
+        kwargs = self._kwargs(messages, max_tokens, temperature, False)
+        if response_format is not None:
+            kwargs["response_format"] = response_format
         for attempt in range(self.config.retries + 1):
             try:
                 response = await asyncio.wait_for(
-                    litellm.acompletion(**self._kwargs(messages, max_tokens, temperature, False)),
-                    timeout=self.config.timeout,
+                    litellm.acompletion(**kwargs), timeout=self.config.timeout,
                 )
                 text = response.choices[0].message.content or ""
             except Exception as exc:
@@ -229,6 +274,49 @@ class LLM:
             self._record(purpose, messages, text, getattr(response, "usage", None), response)
             return text
         raise LLMError(last)  # pragma: no cover - the loop always returns or raises
+
+    async def complete_json(self, messages: list[dict[str, Any]], schema: dict[str, Any], *,
+                            purpose: str = "memory", name: str = "answer",
+                            max_tokens: int | None = None) -> Any:
+        """The one structured-output path: a JSON value valid against ``schema``.
+
+        The embedded model decodes under a grammar built from the schema; an API model
+        gets litellm's ``response_format`` with the schema where it supports that,
+        JSON mode where it supports only that, else the schema in the prompt. An answer
+        that does not parse or validate gets one corrective retry showing the error;
+        then ``StructuredOutputError``. Temperature 0. Every call is counted in
+        ``self.stats``.
+        """
+        mode = self.structured_mode()
+        self.stats.add(calls=1, **{mode: 1})
+        messages = [dict(m) for m in messages]
+        response_format: dict[str, Any] | None = None
+        if mode in ("schema", "grammar"):
+            sent = schema if mode == "grammar" else portable(schema)
+            response_format = {"type": "json_schema",
+                               "json_schema": {"name": name, "schema": sent, "strict": True}}
+        if mode in ("json", "prompt"):
+            _add_to_system(messages, schema_instruction(schema))
+        if mode == "json":
+            response_format = {"type": "json_object"}
+        error: Exception | None = None
+        for attempt in range(2):
+            text = await self.complete(messages, purpose=purpose, max_tokens=max_tokens,
+                                       temperature=0.0, response_format=response_format)
+            try:
+                value, lenient = parse_answer(text, schema)
+            except (MalformedJSON, SchemaError) as exc:
+                error = exc
+                if attempt == 0:
+                    self.stats.add(retries=1)
+                    messages += [{"role": "assistant", "content": text[:2000]},
+                                 {"role": "user", "content": retry_message(exc)}]
+                continue
+            self.stats.add(parsed=1, first_try=int(attempt == 0), lenient=int(lenient))
+            return value
+        self.stats.add(failed=1)
+        raise StructuredOutputError(f"{self.model}: no valid JSON after a retry ({mode}): "
+                                    f"{error}")
 
     async def stream(self, messages: list[dict[str, Any]], *, purpose: str = "answer",
                      on_token: Callable[[str], None] | None = None,
@@ -284,6 +372,14 @@ class LLM:
             self._record(purpose, messages, text, usage)
             return text
         raise LLMError(last)  # pragma: no cover
+
+
+def _add_to_system(messages: list[dict[str, Any]], text: str) -> None:
+    """Append ``text`` to the system message (one is added when there is none)."""
+    if messages and messages[0].get("role") == "system":
+        messages[0]["content"] = f"{messages[0].get('content') or ''}\n\n{text}"
+    else:
+        messages.insert(0, {"role": "system", "content": text})
 
 
 def _brief(exc: BaseException, limit: int = 300) -> str:

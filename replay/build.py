@@ -1,337 +1,336 @@
-"""The outline builder: LoCoEval-style outlines from target functions that have tests.
+"""The outline builder: LoCoEval-style outlines (3.1.2-3.1.4) from target functions with tests.
 
-Per target, static analysis (tree-sitter) gives items of types 1-4 — location,
-internal dependencies, external dependencies, parameter list — and the docstring
-the core functionality (or the LLM, when a model is given). Distracting items are
-mutations: another plausible location, a changed parameter list, a negated
-constraint. Each unit's distractors come before its true item, each in its own
-query. A sample's queries are cut into 1 topic (single-hop) or 2-3 (multi-hop);
-the topics of the k samples of an outline are merged k-way at random (each
-sample's order kept), noise topics are inserted, every sample ends with a recap,
-and the whole lands between 30 and 70 queries. Everything is drawn from one RNG
-seeded per outline: a seed gives the same outlines.
+Per target, static analysis (tree-sitter, ``_analyse``) gives the true items, one unit
+each: location, parameter list, core functionality and logical constraints (from the
+docstring, or from the LLM when a model is given; the whole definition is deleted from
+the agent's copy, so neither leaks), internal and external dependencies. Units get
+prerequisite relations (``prereqs``: unit ids, a DAG: location first, the rest after what
+they build on) and are asked in a random topological order. A random half of the true
+items is mutated, every type eligible: each mutated unit gets 1-3 distracting items
+(``_distract``), asked before its true item, each in its own query; a query never holds
+two items of one unit. A sample's queries form 1 topic (single-hop) or 2-3 (multi-hop,
+never adjacent); 1-2 recap queries per sample, asking about the previous answer, go at
+random places but never first in a topic. The samples' topics are merged at random and
+noise topics about the repository's other real functions and files (``_noise``) fill the
+outline to its length l in [30, 70). ``grid`` gives the paper's even grid: 4 intervals
+of l x k in 1..4, both subsets for every k. One RNG seeded per build: a seed gives the
+same outlines.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import random
 import re
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from memory.backends._codeast import calls
-from memory.chunks import _docstring, _parser
-
-MIN_QUERIES, MAX_QUERIES = 30, 70
-NOISE = (
-    "How do I squash my last three commits in git?",
-    "What is a good naming scheme for feature branches?",
-    "Can you explain what a Python context manager is?",
-    "How should I write a useful commit message?",
-    "What is the difference between a list and a tuple?",
-    "How do I profile a slow Python function?",
-    "Should tests live next to the code or in a tests folder?",
-    "What does `git rebase --onto` do?",
-    "How do virtual environments work?",
-    "What is the walrus operator good for?",
-    "How do I pin dependencies reproducibly?",
-    "What are type hints checked by, if anything?",
+from replay._analyse import (
+    Analysis,
+    BuildError,
+    RepoFacts,
+    Target,
+    analyse,
+    load_targets,
+    repo_facts,
 )
-NEGATIONS = (
-    (r"\bRaises\b", "Never raises"), (r"\braises\b", "never raises"),
-    (r"\bat most\b", "at least"), (r"\bfewer\b", "more"),
-    (r"\bpositive\b", "negative"), (r"\bnot including\b", "including"),
-    (r"\bupper-case\b", "lower-case"), (r"\blower-case\b", "upper-case"),
-    (r"\bsorted\b", "unsorted"), (r"\bkeeping order\b", "in any order"),
-    (r"\bnon-negative\b", "negative"), (r"\bempty\b", "non-empty"),
-)
+from replay._distract import REAL_TYPES, Unit, pick, real_candidates, template_candidates
+from replay._noise import noise_topics, subjects
+
+__all__ = ["BuildError", "Target", "build_outline", "build_outlines", "grid_plan",
+           "load_targets", "repo_facts", "true_units"]
+
+MIN_QUERIES, MAX_QUERIES = 30, 70  # l in [MIN_QUERIES, MAX_QUERIES)
+L_BINS = ((30, 40), (40, 50), (50, 60), (60, 70))
+K_VALUES = (1, 2, 3, 4)
+SUBSETS = ("single-hop", "multi-hop")
+MAX_INTERNAL, MAX_EXTERNAL, MAX_CONSTRAINTS = 4, 2, 2
+MAX_NOISE_TOPIC = 5
+CONSTRAINT = re.compile(r"\b(raises?|must|never|at most|at least|only|not|without|fewer|"
+                        r"positive|non-negative|empty|sorted|keeping order|otherwise)\b", re.I)
+SUMMARIES = {
+    "function_location": "Where `{qual}` should live.",
+    "parameter_list": "The parameters of `{qual}`.",
+    "core_functionality": "What `{qual}` should do.",
+    "logical_constraint": "A rule `{qual}` has to follow.",
+    "internal_dependency": "What `{qual}` can reuse from the repository.",
+    "external_dependency": "Libraries `{qual}` needs.",
+}
+RECAP = "About your last answer on `{qual}`: can you sum up what you proposed, in a few lines?"
 
 
-class BuildError(ValueError):
-    """A target that cannot be analysed."""
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.;])\s+", text) if s.strip()]
 
 
-@dataclass(frozen=True)
-class Target:
-    path: str
-    qualname: str
-    tests: tuple[str, ...]
-
-    @property
-    def namespace(self) -> str:
-        return self.path.removesuffix(".py").replace("/", ".") + "." + self.qualname
-
-
-@dataclass
-class Analysis:
-    signature: str
-    params: list[str]
-    doc: str
-    internal: list[tuple[str, str]]  # (name, path) defined in the repository
-    external: list[tuple[str, str]]  # (name, module) imported from outside
-
-
-def load_targets(path: Path) -> list[Target]:
-    """``[{"location": "path::Qual.name", "tests": ["tests/x.py::test_y"]}, ...]``"""
-    data = json.loads(Path(path).read_text("utf-8"))
-    targets = []
-    for i, row in enumerate(data):
-        location = str(row.get("location", ""))
-        file, sep, qual = location.partition("::")
-        if not sep or not qual:
-            raise BuildError(f"{path}[{i}]: location must be path::Qual.name, got {location!r}")
-        tests = tuple(str(t) for t in row.get("tests") or [])
-        if not tests:
-            raise BuildError(f"{path}[{i}]: {location} has no tests")
-        targets.append(Target(file, qual, tests))
-    return targets
+def true_units(target: Target, info: Analysis, core: str | None = None) -> list[Unit]:
+    """The true items of a sample, one unit each, in canonical order (prerequisites of a
+    unit always come earlier in this list)."""
+    qual, loc = target.qualname, target.location
+    shown = ", ".join(info.params) or "no parameters"
+    units = [Unit("location", "function_location", f"`{qual}` belongs in `{target.path}`.",
+                  [loc], target.path),
+             Unit("params", "parameter_list", f"`{qual}` takes ({shown}).", [loc], shown)]
+    said = sentences(core or info.doc)
+    if said:
+        rules = [s for s in said[1:] if CONSTRAINT.search(s)][:MAX_CONSTRAINTS]
+        what = " ".join(s for s in said if s not in rules)
+        units.append(Unit("core", "core_functionality", f"`{qual}` should: {what}", [], what))
+        units += [Unit(f"constraint:{i}", "logical_constraint", f"For `{qual}`: {s}", [], s)
+                  for i, s in enumerate(rules)]
+    units += [Unit(f"internal:{name}", "internal_dependency",
+                   f"`{qual}` should reuse `{name}` from `{path}`.", [f"{path}::{name}"],
+                   name, path) for name, path in info.internal[:MAX_INTERNAL]]
+    units += [Unit(f"external:{name}", "external_dependency",
+                   f"`{qual}` needs `{name}` from the `{module}` module.", [], name, module)
+              for name, module in info.external[:MAX_EXTERNAL]]
+    return units
 
 
-def _definitions(repo: Path) -> dict[str, str]:
-    """Top-level function/class names of the repository's Python files -> path."""
-    names: dict[str, str] = {}
-    for file in sorted(repo.rglob("*.py")):
-        rel = file.relative_to(repo).as_posix()
-        if rel.startswith(("tests/", ".")) or "/." in rel:
+def add_prereqs(units: list[Unit], rng: random.Random) -> None:
+    """Location first; parameters and core functionality after it; constraints and
+    dependencies after the core functionality; now and then one more edge to an earlier
+    unit. Edges only point to earlier units of the canonical list: a DAG."""
+    keys = [u.key for u in units]
+    for n, unit in enumerate(units):
+        if n == 0:
+            unit.prereqs = []
             continue
-        root = _parser().parse(file.read_bytes()).root_node
-        for node in root.named_children:
-            if node.type in ("function_definition", "class_definition"):
-                name = node.child_by_field_name("name")
-                if name is not None:
-                    names.setdefault(name.text.decode(), rel)
-    return names
+        base = "core" if unit.type in ("logical_constraint", *REAL_TYPES[1:]) \
+            and "core" in keys else "location"
+        unit.prereqs = [base]
+        earlier = [k for k in keys[:n] if k != base]
+        if earlier and rng.random() < 0.3:
+            unit.prereqs.append(rng.choice(earlier))
 
 
-def _imports(source: bytes, repo_modules: set[str]) -> dict[str, str]:
-    """Names the module imports from outside the repository -> module."""
-    out: dict[str, str] = {}
-    for node in _parser().parse(source).root_node.named_children:
-        text = node.text.decode()
-        if node.type == "import_statement":
-            for module in re.findall(r"([\w.]+)(?:\s+as\s+\w+)?", text.removeprefix("import")):
-                if module.split(".")[0] not in repo_modules:
-                    out[module.split(".")[0]] = module
-        elif node.type == "import_from_statement":
-            match = re.match(r"from\s+([\w.]+)\s+import\s+\(?([^)]*)\)?", text, re.S)
-            if match and match.group(1).split(".")[0] not in repo_modules:
-                for name in re.findall(r"(\w+)(?:\s+as\s+(\w+))?", match.group(2)):
-                    out[name[1] or name[0]] = match.group(1)
-    return out
+def topological(units: list[Unit], rng: random.Random) -> list[Unit]:
+    """A random topological order of the units (Kahn, a random ready unit each step)."""
+    done: set[str] = set()
+    left = list(units)
+    order = []
+    while left:
+        ready = [u for u in left if set(u.prereqs) <= done]
+        if not ready:
+            raise BuildError("prerequisite cycle among units " + ", ".join(u.key for u in left))
+        unit = rng.choice(ready)
+        order.append(unit)
+        done.add(unit.key)
+        left.remove(unit)
+    return order
 
 
-def _function(source: bytes, qualname: str) -> Any:
-    node: Any = _parser().parse(source).root_node
-    for depth, name in enumerate(qualname.split(".")):
-        scope = node if depth == 0 else node.child_by_field_name("body")
-        found = None
-        for child in scope.named_children if scope is not None else []:
-            target = child.child_by_field_name("definition") \
-                if child.type == "decorated_definition" else child
-            if target is not None and target.type in ("function_definition",
-                                                      "class_definition"):
-                got = target.child_by_field_name("name")
-                if got is not None and got.text.decode() == name:
-                    found = target
-        if found is None:
-            raise BuildError(f"no definition {qualname!r}")
-        node = found
-    return node
+def _distractors(unit: Unit, target: Target, info: Analysis, facts: RepoFacts, n: int,
+                 rng: random.Random, rewrites: list[str], exclude: set[str]) -> list[Any]:
+    if unit.type in REAL_TYPES:
+        used = {name for name, _ in info.internal} | {name for name, _ in info.external}
+        real = real_candidates(unit, target.path, facts, used | {target.qualname}, exclude)
+        if real:
+            return pick(real, n, rng)
+    texts = template_candidates(unit, target.qualname, info.params)
+    if rewrites:
+        return [(t, []) for t in [*rewrites, *texts][:n]]
+    return [(t, []) for t in pick(texts, n, rng)]
 
 
-def analyse(repo: Path, target: Target, definitions: dict[str, str]) -> Analysis:
-    file = repo / target.path
-    if not file.is_file():
-        raise BuildError(f"{target.path} not found in {repo}")
-    source = file.read_bytes()
-    node = _function(source, target.qualname)
-    body = node.child_by_field_name("body")
-    params_node = node.child_by_field_name("parameters")
-    params = [p.text.decode() for p in params_node.named_children] if params_node else []
-    signature = " ".join(source[node.start_byte:body.start_byte].decode().split()).rstrip(":")
-    code = node.text.decode()
-    used = set(re.findall(r"\b\w+\b", code))
-    name = target.qualname.split(".")[-1]
-    internal = [(n, definitions[n]) for n in sorted(calls(code))
-                if n in definitions and n != name]
-    repo_modules = {p.split("/")[0].removesuffix(".py") for p in definitions.values()}
-    external = [(n, m) for n, m in sorted(_imports(source, repo_modules).items()) if n in used]
-    doc = " ".join(_docstring(source, body).split())
-    return Analysis(signature, params, doc, internal, external)
-
-
-def _negate(sentence: str) -> str | None:
-    for pattern, replacement in NEGATIONS:
-        if re.search(pattern, sentence):
-            return re.sub(pattern, replacement, sentence, count=1)
-    return None
-
-
-def sample_items(target: Target, info: Analysis, paths: list[str], rng: random.Random,
-                 sid: str, core: str | None = None) -> list[dict[str, Any]]:
-    """The items of one sample, unit by unit, distractors before the truth."""
-    qual, loc = target.qualname, f"{target.path}::{target.qualname}"
+def sample_items(target: Target, info: Analysis, facts: RepoFacts, rng: random.Random, sid: str,
+                 core: str | None = None, rewrites: dict[str, list[str]] | None = None,
+                 exclude: set[str] | None = None) -> list[dict[str, Any]]:
+    """The items of one sample in asking order: units in a random topological order, the
+    distractors of a mutated unit before its true item."""
+    units = true_units(target, info, core)
+    add_prereqs(units, rng)
+    mutated = set(rng.sample([u.key for u in units], len(units) // 2))
     items: list[dict[str, Any]] = []
 
-    def add(unit: str, kind: str, text: str, truth: bool, locations: list[str]) -> None:
-        items.append({"id": f"{sid}-{len(items)}", "type": kind, "text": text,
-                      "locations": locations, "truth": truth, "unit": f"{sid}:{unit}",
-                      "prereqs": []})
+    def add(unit: Unit, text: str, locations: list[str], truth: bool) -> None:
+        items.append({"id": f"{sid}-{len(items)}", "type": unit.type, "text": text,
+                      "locations": locations, "truth": truth, "unit": f"{sid}:{unit.key}",
+                      "prereqs": [f"{sid}:{p}" for p in unit.prereqs]})
 
-    others = [p for p in paths if p != target.path]
-    if others:
-        wrong = rng.choice(others)
-        add("location", "function_location", f"`{qual}` belongs in `{wrong}`.", False,
-            [f"{wrong}::{qual}"])
-    add("location", "function_location", f"`{qual}` belongs in `{target.path}`.", True, [loc])
-    shown = ", ".join(info.params) or "no parameters"
-    mutated = list(info.params)
-    if len(mutated) > 1 and mutated[0] != "self":
-        mutated = mutated[:-1]
-    else:
-        mutated = [*mutated, "strict=False"]
-    # a distractor links no code of its own: the stale claim is in its text
-    add("params", "parameter_list", f"`{qual}` takes ({', '.join(mutated)}).", False, [])
-    add("params", "parameter_list", f"`{qual}` takes ({shown}).", True, [loc])
-    sentences = [s.strip() for s in re.split(r"(?<=[.;])\s+", core or info.doc) if s.strip()]
-    if sentences:
-        negatable = [(i, n) for i, s in enumerate(sentences) if (n := _negate(s))]
-        if negatable:
-            i, negated = negatable[0]
-            add("constraint", "logical_constraint", f"For `{qual}`: {negated}", False, [])
-            add("constraint", "logical_constraint", f"For `{qual}`: {sentences[i]}", True, [])
-            sentences = [s for j, s in enumerate(sentences) if j != i]
-        if sentences:
-            add("core", "core_functionality", f"`{qual}` should: {' '.join(sentences)}", True,
-                [])
-    for name, path in info.internal[:4]:
-        add(f"internal:{name}", "internal_dependency",
-            f"`{qual}` should reuse `{name}` from `{path}`.", True, [f"{path}::{name}"])
-    for name, module in info.external[:2]:
-        add(f"external:{name}", "external_dependency",
-            f"`{qual}` needs `{name}` from the `{module}` module.", True, [])
+    for unit in topological(units, rng):
+        if unit.key in mutated:
+            for text, locations in _distractors(unit, target, info, facts, rng.randint(1, 3),
+                                                rng, (rewrites or {}).get(unit.key, []),
+                                                exclude or set()):
+                add(unit, text, locations, False)
+        add(unit, unit.text, unit.locations, True)
     return items
 
 
-def _queries(items: list[dict[str, Any]], rng: random.Random, sid: str) -> list[dict[str, Any]]:
-    """Queries in unit order: each distractor alone, the truth after it; other true items
-    grouped one or two to a query."""
-    queries: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-
-    def emit(group: list[dict[str, Any]], summary: str) -> None:
-        keys = [{"type": "location", "key": loc} for it in group for loc in it["locations"]]
-        queries.append({"id": f"{sid}-q{len(queries)}", "type": group[0]["type"],
-                        "contains": [it["id"] for it in group], "keys": keys[:3],
-                        "summary": summary, "recap": False})
-
-    summaries = {"function_location": "Where this function goes.",
-                 "parameter_list": "About its parameters.",
-                 "logical_constraint": "A rule it has to follow.",
-                 "core_functionality": "What it should do.",
-                 "internal_dependency": "Reuse what the repository has.",
-                 "external_dependency": "Libraries it needs."}
+def _groups(items: list[dict[str, Any]], size: int, rng: random.Random) -> list[list[dict]]:
+    """Items scheduled into queries of at most ``size`` items. Units start in their (random
+    topological) order; the versions of a unit go to strictly later queries, now and then
+    with a query in between (dispersion), so a query never holds two items of one unit."""
+    units: list[list[dict]] = []
     for item in items:
-        if not item["truth"]:
-            if pending:
-                emit(pending, summaries[pending[0]["type"]])
-                pending = []
-            emit([item], summaries[item["type"]])
-            continue
-        pending.append(item)
-        if len(pending) >= rng.choice((1, 2)):
-            emit(pending, summaries[pending[0]["type"]])
-            pending = []
-    if pending:
-        emit(pending, summaries[pending[0]["type"]])
-    return queries
+        if units and units[-1][0]["unit"] == item["unit"]:
+            units[-1].append(item)
+        else:
+            units.append([item])
+    queries: list[list[dict]] = []
+    start = 0
+    for n, versions in enumerate(units):
+        start += int(n > 0 and rng.random() < 1 / size)
+        at = start
+        for version in versions:
+            while len(queries) <= at or len(queries[at]) >= size:
+                if len(queries) <= at:
+                    queries.append([])
+                else:
+                    at += 1
+            queries[at].append(version)
+            at += 1 + int(rng.random() < 0.3)
+    return [q for q in queries if q]
 
 
-def _split(queries: list[dict[str, Any]], parts: int, rng: random.Random) -> list[list[dict]]:
-    parts = max(1, min(parts, len(queries)))
-    cuts = sorted(rng.sample(range(1, len(queries)), parts - 1)) if parts > 1 else []
+def _task_topics(sample: dict[str, Any], qual: str, hops: int, size: int,
+                 rng: random.Random, recaps: int = 2) -> list[dict[str, Any]]:
+    sid = sample["id"]
+    groups = _groups(sample["items"], size, rng)
+    while hops > 1 and len(groups) < hops:  # a multi-hop sample needs a query per topic
+        longest = max(range(len(groups)), key=lambda i: len(groups[i]))
+        if len(groups[longest]) < 2:
+            break
+        groups[longest:longest + 1] = [groups[longest][:1], groups[longest][1:]]
+    queries = []
+    for n, group in enumerate(groups):
+        keys = list(dict.fromkeys(loc for it in group for loc in it["locations"]))[:3]
+        queries.append({"id": f"{sid}-q{n}", "type": group[0]["type"],
+                        "contains": [it["id"] for it in group],
+                        "keys": [{"type": "location", "key": k} for k in keys],
+                        "summary": SUMMARIES[group[0]["type"]].format(qual=qual),
+                        "recap": False})
+    hops = max(1, min(hops, len(queries)))
+    cuts = sorted(rng.sample(range(1, len(queries)), hops - 1)) if hops > 1 else []
     bounds = [0, *cuts, len(queries)]
-    return [queries[a:b] for a, b in pairwise(bounds)]
+    topics = [{"id": f"{sid}-t{i}", "kind": "task", "sample": sid,
+               "queries": queries[a:b]} for i, (a, b) in enumerate(pairwise(bounds))]
+    for r in range(rng.randint(1, recaps)):  # recaps: about the previous answer, never first
+        topic = rng.choice(topics)
+        topic["queries"].insert(rng.randint(1, len(topic["queries"])),
+                                {"id": f"{sid}-r{r}", "type": "recap", "contains": [],
+                                 "keys": [], "summary": RECAP.format(qual=qual),
+                                 "recap": True})
+    return topics
 
 
-def build_outline(repo: Path, targets: list[Target], oid: str, seed: int,
-                  definitions: dict[str, str] | None = None,
-                  cores: dict[str, str] | None = None,
+def _merge(per_sample: list[list[dict]], rng: random.Random) -> tuple[list[dict], list[int]]:
+    """Topics of all samples, each sample's in order, merged at random avoiding two
+    topics of one sample in a row; and the gaps where that could not be avoided."""
+    heads = [list(t) for t in per_sample]
+    merged: list[dict] = []
+    last = -1
+    while any(heads):
+        ready = [i for i, h in enumerate(heads) if h and i != last] or \
+            [i for i, h in enumerate(heads) if h]
+        last = rng.choice(ready)
+        merged.append(heads[last].pop(0))
+    gaps = [j for j in range(1, len(merged))
+            if merged[j]["sample"] == merged[j - 1]["sample"]]
+    return merged, gaps
+
+
+def _sizes(total: int, topics: int, rng: random.Random) -> list[int]:
+    sizes = [1] * topics
+    for _ in range(total - topics):
+        sizes[rng.choice([i for i, s in enumerate(sizes) if s < MAX_NOISE_TOPIC])] += 1
+    return sizes
+
+
+def build_outline(repo: Path, targets: list[Target], oid: str, seed: int, *,
+                  facts: RepoFacts | None = None, subset: str = "single-hop",
+                  length: int | None = None, cores: dict[str, str] | None = None,
+                  rewrites: dict[str, dict[str, list[str]]] | None = None,
                   repo_ref: str | None = None) -> dict[str, Any]:
-    """One outline over ``targets`` (k = len(targets) samples)."""
+    """One outline over ``targets`` (k = len(targets) samples) of ``length`` queries."""
+    if subset not in SUBSETS:
+        raise BuildError(f"subset must be one of {SUBSETS}, not {subset!r}")
     rng = random.Random(f"{seed}:{oid}")
-    definitions = definitions if definitions is not None else _definitions(repo)
-    paths = sorted(set(definitions.values()))
-    samples, topic_lists, hops = [], [], []
+    facts = facts if facts is not None else repo_facts(repo)
+    length = length if length is not None else rng.randrange(MIN_QUERIES, MAX_QUERIES)
+    exclude = {t.location for t in targets}
+    samples = []
     for n, target in enumerate(targets):
         sid = f"s{n + 1}"
-        info = analyse(repo, target, definitions)
-        items = sample_items(target, info, paths, rng, sid, (cores or {}).get(target.namespace))
+        info = analyse(repo, target, facts)
+        items = sample_items(target, info, facts, rng, sid, (cores or {}).get(target.namespace),
+                             (rewrites or {}).get(target.namespace), exclude)
         samples.append({"id": sid, "namespace": target.namespace, "path": target.path,
                         "signature": info.signature, "tests": list(target.tests),
                         "items": items})
-        queries = _queries(items, rng, sid)
-        truths = [it["id"] for it in items if it["truth"]]
-        queries.append({"id": f"{sid}-recap", "type": "recap",
-                        "contains": rng.sample(truths, min(2, len(truths))), "keys": [],
-                        "summary": f"where we are with `{target.qualname}`", "recap": True})
-        parts = rng.choice((1, 2, 3))
-        hops.append(parts)
-        topic_lists.append([{"id": f"{sid}-t{i}", "kind": "task", "sample": sid, "queries": qs}
-                            for i, qs in enumerate(_split(queries, parts, rng))])
-    merged = []
-    heads = [list(t) for t in topic_lists]
-    while any(heads):  # k-way random merge, each sample's topics in order
-        choice = rng.choice([i for i, h in enumerate(heads) if h])
-        merged.append(heads[choice].pop(0))
-    count = sum(len(t["queries"]) for t in merged)
-    noise_pool = list(NOISE)
-    rng.shuffle(noise_pool)
-    noise_n = 0
-    while count < MIN_QUERIES or noise_n < 2:
-        size = min(rng.choice((1, 2, 3)), max(1, MAX_QUERIES - count))
-        queries = [{"id": f"n{noise_n}-q{j}", "type": "other", "contains": [], "keys": [],
-                    "summary": noise_pool[(noise_n * 3 + j) % len(noise_pool)],
-                    "recap": False} for j in range(size)]
-        merged.insert(rng.randrange(len(merged) + 1),
-                      {"id": f"n{noise_n}", "kind": "noise", "sample": None,
-                       "queries": queries})
-        noise_n += 1
-        count += size
-    if count > MAX_QUERIES:
-        raise BuildError(f"{oid}: {count} queries, more than {MAX_QUERIES}; use fewer targets")
-    qual = {f"s{n + 1}": t.qualname.split(".")[-1] for n, t in enumerate(targets)}
-    names = {f"s{n + 1}": t.qualname for n, t in enumerate(targets)}
+    for size in (*range(2, 9), 9):  # as many items to a query as the length needs
+        per_sample = [_task_topics(s, t.qualname, 1 if subset == "single-hop"
+                                   else rng.choice((2, 3)), size, rng, 2 if size < 9 else 1)
+                      for s, t in zip(samples, targets, strict=True)]
+        merged, gaps = _merge(per_sample, rng)
+        tasks = sum(len(t["queries"]) for t in merged)
+        if tasks + max(1, len(gaps)) <= length:
+            break
+    else:
+        raise BuildError(f"{oid}: {len(targets)} samples do not fit in {length} queries")
+    noise_n = length - tasks
+    low = max(1, len(gaps), math.ceil(noise_n / MAX_NOISE_TOPIC))
+    available = len(subjects(facts, exclude))
+    count = rng.randint(low, max(low, min(noise_n // 3, available)))
+    noise = noise_topics(facts, exclude, _sizes(noise_n, count, rng), rng)
+    slots: dict[int, list[dict]] = {}
+    for j, topic in enumerate(noise):  # separators first, then anywhere
+        gap = gaps[j] if j < len(gaps) else rng.randrange(len(merged) + 1)
+        slots.setdefault(gap, []).append(topic)
+    ordered = [t for j in range(len(merged) + 1)
+               for t in [*slots.get(j, []), *merged[j:j + 1]]]
+    for topic in ordered:  # noise descriptions go to the task list, not into the topic
+        topic.pop("about", None)
+    names = {s["id"]: t.qualname for s, t in zip(samples, targets, strict=True)}
     return {
-        "id": oid, "repo": repo_ref or str(repo),
-        "subset": "multi-hop" if max(hops) > 1 else "single-hop",
-        "samples": samples, "topics": merged,
+        "id": oid, "repo": repo_ref or str(repo), "subset": subset,
+        "samples": samples, "topics": ordered,
         "tasks": {
             "topics": [f"implementing `{names[s['id']]}`" for s in samples]
-            + [t["queries"][0]["summary"] for t in merged if t["kind"] == "noise"],
+            + [t.pop("description") for t in ordered if t["kind"] == "noise"],
             "extract": {s["id"]: f"List everything we settled about `{names[s['id']]}`, one "
                                  "fact per line." for s in samples},
             "generate": {s["id"]: f"Write the complete function `{names[s['id']]}` for "
                                   f"`{s['path']}` now, following everything we settled. Reply "
-                                  f"with one Python code block defining `{qual[s['id']]}`."
-                         for s in samples},
+                                  f"with one Python code block defining "
+                                  f"`{names[s['id']].split('.')[-1]}`." for s in samples},
         },
+        "build": {"seed": seed, "length": length, "k": len(samples)},
     }
 
 
-def build_outlines(repo: Path, targets: list[Target], count: int, seed: int,
+def grid_plan(count: int = 16) -> list[tuple[tuple[int, int], int, str]]:
+    """The paper's even grid: (l interval, k, subset) for 4 intervals x 4 values of k,
+    each k with both subsets twice and each interval with both subsets twice; cycled
+    when ``count`` > 16."""
+    cells = [(bin_, k, SUBSETS[(b + k) % 2]) for b, bin_ in enumerate(L_BINS)
+             for k in K_VALUES]
+    return [cells[n % len(cells)] for n in range(count)]
+
+
+def build_outlines(repo: Path, targets: list[Target], count: int, seed: int, *,
+                   grid: bool = False, facts: RepoFacts | None = None,
                    cores: dict[str, str] | None = None,
+                   rewrites: dict[str, dict[str, list[str]]] | None = None,
                    repo_ref: str | None = None) -> list[dict[str, Any]]:
-    """``count`` outlines with k = 1, 2, 3 samples in turn, targets drawn per seed."""
+    """``count`` outlines: on the grid, else k = 1..4 in turn with l and the subset drawn."""
     rng = random.Random(seed)
-    definitions = _definitions(repo)
+    facts = facts if facts is not None else repo_facts(repo)
     outlines = []
     for n in range(count):
-        k = min(1 + n % 3, len(targets))
+        if grid:
+            (low, high), k, subset = grid_plan(count)[n]
+        else:
+            (low, high), k = (MIN_QUERIES, MAX_QUERIES), K_VALUES[n % len(K_VALUES)]
+            subset = rng.choice(SUBSETS)
+        if k > len(targets):
+            raise BuildError(f"k = {k} needs {k} targets, only {len(targets)} kept")
         chosen = rng.sample(targets, k)
-        outlines.append(build_outline(repo, chosen, f"{repo.name}-{n + 1:02d}-k{k}", seed,
-                                      definitions, cores, repo_ref))
+        tag = "sh" if subset == "single-hop" else "mh"
+        outlines.append(build_outline(repo, chosen, f"{repo.resolve().name}-{n + 1:02d}-k{k}-{tag}",
+                                      seed, facts=facts, subset=subset,
+                                      length=rng.randrange(low, high), cores=cores,
+                                      rewrites=rewrites, repo_ref=repo_ref))
     return outlines

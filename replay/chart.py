@@ -1,4 +1,6 @@
-"""A PNG chart of a run: score and compression per backend (matplotlib, Agg, lazily)."""
+"""A PNG chart of a run: score and compression per backend (matplotlib, Agg, lazily).
+
+Both panels: higher is better (compression = full's prompt tokens / the backend's)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ def main_score(row: dict[str, Any]) -> tuple[str, float | None]:
 
 
 def write_chart(summary: dict[str, Any], path: Path) -> Path | None:
-    """Bars of the main score and of compression vs full; None when nothing to draw."""
+    """Bars of the main score and of the compression ratio (full / backend, "5.7×");
+    None when nothing to draw."""
     rows = summary["backends"]
     if not rows:
         return None
@@ -37,16 +40,17 @@ def write_chart(summary: dict[str, Any], path: Path) -> Path | None:
     ax = axes[0][0]
     ax.bar(names, scores, color="#4c72b0")
     ax.set_ylim(0, 1.05)
-    ax.set_title(key)
+    ax.set_title(f"{key} (higher is better)")
     for i, value in enumerate(scores):
         ax.text(i, value + 0.02, f"{value:.2f}", ha="center", fontsize=8)
     if panels == 2:
         ax = axes[0][1]
         values = [c or 0.0 for c in compression]
         ax.bar(names, values, color="#dd8452")
-        ax.set_title("tokens / tokens of full")
+        ax.set_title("compression: full's tokens / backend's (higher = less context)",
+                     fontsize=9)
         for i, value in enumerate(values):
-            ax.text(i, value * 1.01, f"{value:.2f}", ha="center", fontsize=8)
+            ax.text(i, value * 1.01, f"{value:.1f}×", ha="center", fontsize=8)
     for row in axes:
         for a in row:
             a.tick_params(axis="x", labelrotation=30, labelsize=8)

@@ -175,54 +175,36 @@ def build_command_parser() -> argparse.ArgumentParser:
                         help='JSON: [{"location": "path::Qual.name", "tests": ["node id"]}]')
     parser.add_argument("--out", type=Path, required=True, help="folder for the outlines")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--count", type=int, default=8, help="outlines to build (k = 1, 2, 3)")
+    parser.add_argument("--count", type=int, default=None,
+                        help="outlines to build (default 8, k = 1..4 in turn; with --grid 16)")
+    parser.add_argument("--grid", action="store_true",
+                        help="the paper's even grid: 4 intervals of l in [30, 70) x k = 1..4, "
+                             "both subsets for every k")
     parser.add_argument("--model", default=None,
-                        help="describe each target's core functionality with this model "
-                             "(default: from its docstring)")
+                        help="with this model: describe each target's core functionality, "
+                             "rewrite distractors, and try generation in sample selection "
+                             "(default: docstrings, templates, reader-free selection only)")
     return parser
 
 
-async def _cores(model: str, repo: Path, targets: list[Any]) -> dict[str, str]:
-    from memory.llm import LLM, LLMConfig
-    from replay.prepare import find_function
-
-    llm = LLM(LLMConfig(model=model))
-    cores = {}
-    for target in targets:
-        source = (repo / target.path).read_text("utf-8")
-        span = find_function(source, target.qualname)
-        code = "\n".join(source.splitlines()[span.start:span.end + 1])
-        text = await llm.complete([
-            {"role": "system", "content": "Say in one or two plain sentences what the "
-             "function does, including the rules it enforces. No code."},
-            {"role": "user", "content": code}], purpose="build", temperature=0.0,
-            max_tokens=120)
-        if text.strip():
-            cores[target.namespace] = " ".join(text.split())
-    return cores
-
-
 def build(argv: list[str]) -> int:
-    import json
     import os
 
-    from replay.build import BuildError, build_outlines, load_targets
+    from replay._select import BuildRun, summary
+    from replay.build import BuildError, load_targets
 
     args = build_command_parser().parse_args(argv)
     try:
         targets = load_targets(args.targets)
-        cores = asyncio.run(_cores(args.model, args.repo, targets)) if args.model else None
-        args.out.mkdir(parents=True, exist_ok=True)
         ref = os.path.relpath(args.repo.resolve(), args.out.resolve())
-        outlines = build_outlines(args.repo, targets, args.count, args.seed, cores, ref)
+        count = args.count if args.count is not None else (16 if args.grid else 8)
+        report = BuildRun(args.repo, targets, args.out, seed=args.seed, count=count,
+                          grid=args.grid, model=args.model, repo_ref=ref).run()
     except (BuildError, OSError, ValueError) as exc:
         print(f"engram replay build: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    for outline in outlines:
-        (args.out / f"{outline['id']}.json").write_text(json.dumps(outline, indent=1) + "\n")
-        queries = sum(len(t["queries"]) for t in outline["topics"])
-        print(f"{outline['id']}: {len(outline['samples'])} samples, {queries} queries, "
-              f"{outline['subset']}")
+    print("\n".join(summary(report)))
+    print(f"build report: {args.out / 'build-report.json'}")
     return 0
 
 

@@ -1,95 +1,221 @@
-"""Set matching for F1 tasks: the offline embedding judge (MiniLM cosine >= threshold) or
-an LLM judge."""
+"""Set matching for the F1 tasks (topic awareness, item extraction), as LoCoEval scores them.
+
+An answer's predictions are its list items (a preamble such as "Here is what we
+settled:" is not a prediction); the judge decides which prediction matches which true
+item, and F1 follows LoCoEval's definition (``replay.metrics.set_f1``: any-match, not
+one-to-one). Two judges:
+
+- ``EmbedJudge`` (offline, deterministic): the distractor-aware MiniLM matcher of
+  ``replay.matcher``.
+- ``LLMJudge``: any litellm model, asked for a JSON verdict (the matching pairs of
+  element ids) through ``LLM.complete_json``; an answer that fails to parse is counted
+  and that one comparison falls back to the embedding judge.
+
+A judge bound to an outline (``for_outline``) knows the distractors of each true item's
+unit, so a prediction stating the stale version does not count.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from memory.embed import Embedder
-from memory.lenient_json import MalformedJSON, parse_json
-from memory.llm import LLMError
-from replay.metrics import Scores, greedy_matches, matched_f1
+from memory.llm import LLMError, StructuredOutputError
+from replay.matcher import THRESHOLD, EmbedMatcher, pair_checks, unit_pairs
+from replay.metrics import Scores, set_f1
 
-THRESHOLD = 0.75
+if TYPE_CHECKING:
+    from replay.outline import Outline
+
+__all__ = ["THRESHOLD", "EmbedJudge", "LLMJudge", "answer_lines", "judge_accuracy"]
+
+_ITEM = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|\(\d+\))\s+(.*\S)\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"^\*\*(.+?)\*\*:?\s*$", r"\1", text.strip())  # a bold-only line
+    return text.strip()
 
 
 def answer_lines(answer: str) -> list[str]:
-    """An answer as a list: one entry per non-empty line, list markers stripped."""
-    out = []
-    for line in answer.splitlines():
-        text = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip()
-        if text and not text.startswith("```"):
-            out.append(text)
-    return out
+    """An answer's predictions: its list items (bulleted or numbered lines, an indented
+    continuation line joined to its item), or, when it has no list, its non-empty lines.
+    Code blocks and headings are never predictions."""
+    items: list[str] = []
+    lines: list[str] = []
+    in_code = False
+    last_was_item = False
+    for raw in answer.splitlines():
+        if _FENCE.match(raw):
+            in_code = not in_code
+            last_was_item = False
+            continue
+        if in_code:
+            continue
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            last_was_item = False
+            continue
+        match = _ITEM.match(raw)
+        if match:
+            items.append(_clean(match.group(1)))
+            last_was_item = True
+        elif last_was_item and raw[:1].isspace():
+            items[-1] = f"{items[-1]} {raw.strip()}"
+        else:
+            last_was_item = False
+            lines.append(_clean(raw))
+    return [t for t in (items or lines) if t]
 
 
 @dataclass
 class EmbedJudge:
-    """Deterministic and offline: two texts match when their MiniLM cosine is high enough;
-    pairs are matched one-to-one, best first."""
+    """Deterministic and offline: the distractor-aware MiniLM matcher (replay.matcher)."""
 
     embedder: Embedder
     threshold: float = THRESHOLD
     name: str = "embed"
+    stale_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def matcher(self) -> EmbedMatcher:
+        return EmbedMatcher(self.embedder, self.threshold)
+
+    def for_outline(self, outline: Outline) -> EmbedJudge:
+        return replace(self, stale_of=stale_texts(outline))
+
+    def relation(self, predicted: Sequence[str], truth: Sequence[str],
+                 rivals: Sequence[Sequence[str]] | None = None) -> set[tuple[int, int]]:
+        if rivals is None:
+            rivals = [self.stale_of.get(t, ()) for t in truth]
+        return self.matcher.relation(predicted, truth, rivals)
 
     def score(self, predicted: list[str], truth: list[str]) -> Scores:
-        if not predicted or not truth:
-            return matched_f1(predicted, truth, 0)
-        vectors = self.embedder.embed([*predicted, *truth])
-        vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-        # einsum, not @: see memory.embed.cosine (OpenBLAS threads slow MiniLM after)
-        sims = np.einsum("ij,kj->ik", vectors[: len(predicted)], vectors[len(predicted):])
-        pairs = greedy_matches(predicted, truth,
-                               lambda i, j: float(sims[i, j]),
-                               self.threshold)
-        return matched_f1(predicted, truth, len(pairs))
+        return set_f1(len(predicted), len(truth), self.relation(predicted, truth))
+
+    async def relation_async(self, predicted: Sequence[str], truth: Sequence[str],
+                             rivals: Sequence[Sequence[str]] | None = None
+                             ) -> set[tuple[int, int]]:
+        return self.relation(predicted, truth, rivals)
 
     async def score_async(self, predicted: list[str], truth: list[str]) -> Scores:
         return self.score(predicted, truth)
 
 
-JUDGE_PROMPT = """You compare two lists of statements about a code base.
-A predicted statement matches a reference statement when it says the same thing
-(same fact, same constraint, same names); wording may differ, the substance may not.
-Each statement matches at most one statement of the other list.
-Answer with JSON only: {"matches": [[p, r], ...]} with p the number of a predicted
-statement and r the number of a reference statement; {"matches": []} if none match."""
+def stale_texts(outline: Outline) -> dict[str, tuple[str, ...]]:
+    """For each true item's text: the texts of the distractors of its unit."""
+    out: dict[str, tuple[str, ...]] = {}
+    for sample in outline.samples:
+        for item in sample.items:
+            if item.truth:
+                stale = [o.text for o in sample.items
+                         if not o.truth and o.unit == item.unit and o.text != item.text]
+                out[item.text] = tuple(dict.fromkeys([*out.get(item.text, ()), *stale]))
+    return out
+
+
+# The verdict: every (prediction, reference) pair that says the same thing.
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"matches": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"prediction": {"type": "integer"}, "reference": {"type": "integer"}},
+        "required": ["prediction", "reference"], "additionalProperties": False}}},
+    "required": ["matches"], "additionalProperties": False,
+}
+JUDGE_PROMPT = """You grade predicted statements against reference statements about a code base.
+A prediction matches a reference when it states the same fact, constraint or decision
+(same names, same values, same direction); the wording may differ, the substance may not.
+Some references list SUPERSEDED versions: a prediction that states a superseded version
+(or contradicts the reference) does not match it.
+A prediction may match several references and a reference may be matched by several
+predictions: list every matching pair.
+Answer with JSON: {"matches": [{"prediction": P, "reference": R}, ...]} where P and R are
+the numbers shown; {"matches": []} when nothing matches."""
+
+
+def verdict_prompt(predicted: Sequence[str], truth: Sequence[str],
+                   rivals: Sequence[Sequence[str]]) -> str:
+    lines = ["Predictions:", *(f"P{i}: {p}" for i, p in enumerate(predicted)),
+             "", "References:"]
+    for j, text in enumerate(truth):
+        lines.append(f"R{j}: {text}")
+        lines += [f"    (SUPERSEDED, not a match: {s})" for s in rivals[j]]
+    lines += ["", "Give every (prediction number, reference number) pair that matches."]
+    return "\n".join(lines)
 
 
 @dataclass
 class LLMJudge:
-    """Set matching by a model (``--judge-model``); a malformed verdict falls back to the
-    embedding judge for that one comparison, and is counted."""
+    """Set matching by a model (``--judge-model``), through the structured-output path;
+    a verdict that fails to parse or validate is counted (``parse_failures``; ``errors``
+    for failed calls) and that comparison is judged by the embedding judge instead
+    (``fallbacks`` counts both)."""
 
     llm: Any
     fallback: EmbedJudge
     name: str = "llm"
-    fallbacks: int = 0
+    stale_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    calls: int = 0
+    parse_failures: int = 0
+    errors: int = 0
+
+    @property
+    def fallbacks(self) -> int:
+        return self.parse_failures + self.errors
+
+    def for_outline(self, outline: Outline) -> LLMJudge:
+        return replace(self, stale_of=stale_texts(outline),
+                       fallback=self.fallback.for_outline(outline))
+
+    async def relation_async(self, predicted: Sequence[str], truth: Sequence[str],
+                             rivals: Sequence[Sequence[str]] | None = None
+                             ) -> set[tuple[int, int]]:
+        if not predicted or not truth:
+            return set()
+        if rivals is None:
+            rivals = [self.stale_of.get(t, ()) for t in truth]
+        messages = [{"role": "system", "content": JUDGE_PROMPT},
+                    {"role": "user", "content": verdict_prompt(predicted, truth, rivals)}]
+        self.calls += 1
+        try:
+            verdict = await self.llm.complete_json(
+                messages, VERDICT_SCHEMA, purpose="judge", name="verdict",
+                max_tokens=min(2000, 40 + 16 * len(predicted) * max(1, len(truth))))
+        except StructuredOutputError:
+            self.parse_failures += 1
+            return self.fallback.relation(predicted, truth, rivals)
+        except LLMError:
+            self.errors += 1
+            return self.fallback.relation(predicted, truth, rivals)
+        return {(int(m["prediction"]), int(m["reference"])) for m in verdict["matches"]
+                if 0 <= int(m["prediction"]) < len(predicted)
+                and 0 <= int(m["reference"]) < len(truth)}
 
     async def score_async(self, predicted: list[str], truth: list[str]) -> Scores:
-        if not predicted or not truth:
-            return matched_f1(predicted, truth, 0)
-        listing = ("Predicted:\n" + "\n".join(f"{i}: {p}" for i, p in enumerate(predicted))
-                   + "\n\nReference:\n" + "\n".join(f"{j}: {t}" for j, t in enumerate(truth)))
-        try:
-            text = await self.llm.complete(
-                [{"role": "system", "content": JUDGE_PROMPT},
-                 {"role": "user", "content": listing}],
-                purpose="judge", temperature=0.0, max_tokens=300)
-            pairs = parse_json(text).get("matches", [])
-            seen_p: set[int] = set()
-            seen_t: set[int] = set()
-            for pair in pairs:
-                i, j = int(pair[0]), int(pair[1])
-                if 0 <= i < len(predicted) and 0 <= j < len(truth) and \
-                        i not in seen_p and j not in seen_t:
-                    seen_p.add(i)
-                    seen_t.add(j)
-            return matched_f1(predicted, truth, len(seen_p))
-        except (LLMError, MalformedJSON, AttributeError, TypeError, ValueError, IndexError):
-            self.fallbacks += 1
-            return self.fallback.score(predicted, truth)
+        pairs = await self.relation_async(predicted, truth)
+        return set_f1(len(predicted), len(truth), pairs)
+
+    def stats(self) -> dict[str, int]:
+        return {"calls": self.calls, "parse_failures": self.parse_failures,
+                "errors": self.errors, "fallbacks": self.fallbacks}
+
+
+async def judge_accuracy(judge: EmbedJudge | LLMJudge, outline: Outline) -> dict[str, Any]:
+    """The judge's accuracy on the outline's own truth/distractor pairs: for each
+    distractor d of a true item t, verbatim and restated (``replay.matcher.restated``),
+    t's text must match t over d and d's text must not. One verdict per outline."""
+    checks = pair_checks(unit_pairs(outline))
+    if not checks:
+        return {"checks": 0, "correct": 0, "accuracy": None, "judge": judge.name}
+    statements = list(dict.fromkeys(c[0] for c in checks))
+    truths = list(dict.fromkeys(c[1] for c in checks))
+    rivals = [sorted({c[2] for c in checks if c[1] == t}) for t in truths]
+    pairs = await judge.relation_async(statements, truths, rivals)
+    correct = sum(((statements.index(text), truths.index(true)) in pairs) == expected
+                  for text, true, _, expected in checks)
+    return {"checks": len(checks), "correct": correct, "accuracy": correct / len(checks),
+            "judge": judge.name}

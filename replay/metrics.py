@@ -1,16 +1,19 @@
 """The benchmarks' metrics, as plain functions of plain data.
 
-- ``f1`` / ``matched_f1``: set F1 (LoCoEval's topic awareness and item extraction),
-  exact or through a matcher (an LLM judge or an embedding threshold).
+- ``set_f1`` / ``f1``: set F1 as LoCoEval defines it (topic awareness, item extraction):
+  Precision = |Pred ∩ Gt| / |Pred| and Recall = |Gt ∩ Pred| / |Gt|, where the elements
+  of each intersection are taken from its left operand: a prediction counts when it
+  matches any true item, a true item counts when any prediction matches it. This is not
+  a one-to-one matching: two predictions of the same item both count for precision.
 - ``pass_at_k``: the unbiased estimator of Chen et al. (2021).
-- ``normalized``: (s - empty) / (oracle - empty).
-- ``compression``: tokens / tokens of ``full`` on the same source.
+- ``normalized``: 100 * (s - empty) / (oracle - empty), a percentage.
+- ``compression``: tokens of ``full`` / tokens of the backend ("5.7×": higher = less context).
 - ``iterative``: CodeIF-Bench's IA, CA and IFR per turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import comb
 
@@ -22,44 +25,31 @@ class Scores:
     f1: float
 
 
-def _scores(matched: int, predicted: int, truth: int) -> Scores:
+def _scores(matched_pred: int, predicted: int, matched_truth: int, truth: int) -> Scores:
     if predicted == 0 and truth == 0:
         return Scores(1.0, 1.0, 1.0)  # nothing to find and nothing claimed
-    precision = matched / predicted if predicted else 0.0
-    recall = matched / truth if truth else 0.0
+    precision = matched_pred / predicted if predicted else 0.0
+    recall = matched_truth / truth if truth else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return Scores(precision, recall, f1)
 
 
+def set_f1(predicted: int, truth: int, matches: Iterable[tuple[int, int]]) -> Scores:
+    """LoCoEval's F1 from a match relation.
+
+    ``matches`` holds the pairs (i, j) where prediction i matches true item j (any number
+    of pairs per prediction and per item). Pred ∩ Gt = the predictions in some pair,
+    Gt ∩ Pred = the true items in some pair."""
+    pairs = [(i, j) for i, j in matches if 0 <= i < predicted and 0 <= j < truth]
+    return _scores(len({i for i, _ in pairs}), predicted, len({j for _, j in pairs}), truth)
+
+
 def f1(predicted: Sequence[str], truth: Sequence[str]) -> Scores:
-    """Exact set F1 (duplicates count once)."""
-    pred, gold = set(predicted), set(truth)
-    return _scores(len(pred & gold), len(pred), len(gold))
-
-
-def greedy_matches(predicted: Sequence[str], truth: Sequence[str],
-                   score: Callable[[int, int], float], threshold: float) -> list[tuple[int, int]]:
-    """A one-to-one matching: the best-scoring pairs first, each side used once.
-    ``score(i, j)`` rates predicted[i] against truth[j]."""
-    pairs = sorted(((score(i, j), i, j) for i in range(len(predicted))
-                    for j in range(len(truth))), key=lambda x: (-x[0], x[1], x[2]))
-    used_p: set[int] = set()
-    used_t: set[int] = set()
-    out = []
-    for value, i, j in pairs:
-        if value < threshold:
-            break
-        if i in used_p or j in used_t:
-            continue
-        used_p.add(i)
-        used_t.add(j)
-        out.append((i, j))
-    return out
-
-
-def matched_f1(predicted: Sequence[str], truth: Sequence[str], matches: int) -> Scores:
-    """F1 when a matcher found ``matches`` one-to-one pairs."""
-    return _scores(matches, len(predicted), len(truth))
+    """Exact set F1: a prediction matches an item when the texts are equal (duplicates
+    count once: the sets are taken first)."""
+    pred, gold = sorted(set(predicted)), sorted(set(truth))
+    return set_f1(len(pred), len(gold),
+                  ((i, j) for i, p in enumerate(pred) for j, t in enumerate(gold) if p == t))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -72,14 +62,19 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def normalized(score: float, empty: float, oracle: float) -> float | None:
-    """Where ``score`` falls between the lower (empty) and upper (oracle) bound."""
+    """Where ``score`` falls between the lower (empty) and the upper (oracle) bound, in
+    percent: 0 = as good as no memory, 100 = as good as the ground truth. None when the
+    bounds coincide (the score cannot be placed)."""
     if oracle == empty:
         return None
-    return (score - empty) / (oracle - empty)
+    return 100.0 * (score - empty) / (oracle - empty)
 
 
 def compression(tokens: int, full_tokens: int) -> float | None:
-    return tokens / full_tokens if full_tokens else None
+    """LoCoEval's compression ratio: tokens of ``full`` / tokens of the backend (the text
+    and Tables 5-6 of the paper; its equation 2 prints the inverse). Higher = less context;
+    ``full`` itself is 1. None when the backend used no tokens."""
+    return full_tokens / tokens if tokens else None
 
 
 @dataclass(frozen=True)

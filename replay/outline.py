@@ -16,6 +16,9 @@ ITEM_TYPES = ("function_location", "internal_dependency", "external_dependency",
               "coding_convention", "other")
 
 
+BUILD_REPORT = "build-report.json"  # what ``engram replay build`` writes beside its outlines
+
+
 class OutlineError(ValueError):
     """An outline that does not follow the format."""
 
@@ -192,10 +195,11 @@ def load_outline(path: Path) -> Outline:
 
 
 def load_outlines(path: Path) -> list[Outline]:
-    """One outline file, or every ``*.json`` in a folder (sorted by name)."""
+    """One outline file, or every ``*.json`` in a folder (sorted by name; the build report
+    beside them is not an outline)."""
     path = Path(path)
     if path.is_dir():
-        files = sorted(path.glob("*.json"))
+        files = sorted(f for f in path.glob("*.json") if f.name != BUILD_REPORT)
         if not files:
             raise OutlineError(f"{path}: no outline (*.json) in this folder")
         return [load_outline(f) for f in files]
@@ -203,24 +207,96 @@ def load_outlines(path: Path) -> list[Outline]:
 
 
 def validate_rules(outline: Outline) -> list[str]:
-    """Problems with the dispersion rules: in a unit, every distracting item comes before
-    the true one, each distractor in its own query; units keep their order."""
+    """Problems with the dispersion rules and the prerequisite order.
+
+    Rule 1 (DESIGN.md, LoCoEval 3.1.3): in a unit, every distracting item comes before
+    the true one, each distractor in a query of its own.
+    Rule 2, as we read LoCoEval 3.1.3 (dispersion across queries): the items of one
+    query come from distinct units, so a query never holds a distractor together with
+    the true item of the same unit, nor two versions of one unit; the stale and the
+    current version of a requirement are always asked apart. Recap queries restate
+    earlier items and are not checked.
+    Prerequisites: ``prereqs`` name units (or items) that must be asked before the
+    unit's first item; they must form a DAG.
+    Units are keyed by (sample, unit), so two samples may use the same unit names.
+    """
     problems = []
     position: dict[str, int] = {}
     for n, query in enumerate(outline.queries()):
         for item in query.contains:
             position.setdefault(item, n)
+    items = outline.items
+    for query in outline.queries():
+        if query.recap:
+            continue
+        seen: dict[tuple[str, str], str] = {}
+        for item_id in query.contains:
+            item = items[item_id]
+            key = (_sample_of(outline, item_id), item.unit or item_id)
+            if key in seen:
+                problems.append(f"query {query.id}: {seen[key]} and {item_id} are both of "
+                                f"unit {key[1]}")
+            seen[key] = item_id
     for sample in outline.samples:
         units: dict[str, list[Item]] = {}
         for item in sample.items:
             if item.unit:
                 units.setdefault(item.unit, []).append(item)
-        for unit, items in units.items():
-            truths = [i for i in items if i.truth and i.id in position]
-            for d in (i for i in items if not i.truth and i.id in position):
+        for unit, members in units.items():
+            truths = [i for i in members if i.truth and i.id in position]
+            for d in (i for i in members if not i.truth and i.id in position):
                 if truths and position[d.id] >= min(position[t.id] for t in truths):
                     problems.append(f"{sample.id}/{unit}: distractor {d.id} not before the truth")
-            seen = [position[i.id] for i in items if not i.truth and i.id in position]
-            if len(seen) != len(set(seen)):
+            seen_at = [position[i.id] for i in members if not i.truth and i.id in position]
+            if len(seen_at) != len(set(seen_at)):
                 problems.append(f"{sample.id}/{unit}: two distractors in one query")
+        problems += _prereq_problems(sample, units, position)
+    return problems
+
+
+def _sample_of(outline: Outline, item_id: str) -> str:
+    for sample in outline.samples:
+        if any(i.id == item_id for i in sample.items):
+            return sample.id
+    return ""
+
+
+def _prereq_problems(sample: Sample, units: dict[str, list[Item]],
+                     position: dict[str, int]) -> list[str]:
+    by_id = {i.id: i for i in sample.items}
+
+    def first(name: str) -> int | None:
+        if name in by_id:
+            return position.get(name)
+        asked = [position[i.id] for i in units.get(name, []) if i.id in position]
+        return min(asked) if asked else None
+
+    graph: dict[str, set[str]] = {}
+    for item in sample.items:
+        node = item.unit or item.id
+        graph.setdefault(node, set()).update(by_id[p].unit or p if p in by_id else p
+                                             for p in item.prereqs)
+    problems = []
+    for node, needs in graph.items():
+        start = first(node)
+        for need in sorted(needs):
+            if need not in graph:
+                problems.append(f"{sample.id}/{node}: unknown prerequisite {need}")
+                continue
+            before = first(need)
+            if start is not None and before is not None and before > start:
+                problems.append(f"{sample.id}/{node}: asked before its prerequisite {need}")
+    state: dict[str, int] = {}
+
+    def cyclic(node: str) -> bool:
+        state[node] = 1
+        for need in graph.get(node, ()):
+            if state.get(need) == 1 or (state.get(need) is None and need in graph
+                                        and cyclic(need)):
+                return True
+        state[node] = 2
+        return False
+
+    if any(state.get(n) is None and cyclic(n) for n in sorted(graph)):
+        problems.append(f"{sample.id}: prerequisites form a cycle")
     return problems

@@ -1,4 +1,21 @@
-"""Per-backend results from the pairs of a run: results.json and a rich table."""
+"""Per-backend results from the pairs of a run: results.json and rich tables.
+
+What each number is (also the tables' legend):
+- topic F1, extract F1: LoCoEval's set F1 of the topic-awareness and item-extraction
+  tasks (higher is better). ``oracle``'s are 1 by definition (its measured value beside).
+- pass@1: share of generation tasks whose function passes its tests (higher is better).
+- norm. X %: 100 * (X - empty) / (oracle - empty): 0 = no better than no memory,
+  100 = as good as the ground truth (higher is better); "-" when oracle = empty.
+- ctx recall / ctx stale: reader-free, in the ContextPack of each generation task: share
+  of the sample's true items present (higher is better) and share of stale (distractor)
+  items among the items present (lower is better).
+- prompt tok: prompt tokens of every LLM call the agent made (answers and memory
+  operations: LoCoEval's "Avg. #Token"), mean per conversation; completion tokens beside.
+- compression: full's prompt tokens / the backend's, over the sources both ran, "5.7×"
+  (higher = less context; full = 1×).
+- IA, CA (higher is better), IFR (lower is better): CodeIF-Bench, iterative sources.
+Every score is also split by subset (single-hop / multi-hop) and by k (samples per outline).
+"""
 
 from __future__ import annotations
 
@@ -9,14 +26,20 @@ from typing import Any
 
 from replay.metrics import compression, normalized
 
-SCORES = ("topic_f1", "extract_f1", "pass@1", "recall", "stale")
+NORMALIZED = ("topic_f1", "extract_f1", "pass@1")
+BY_DEFINITION = ("topic_f1", "extract_f1")  # oracle's value is 1 by definition
 
 
 def _mean(values: list[float]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
-def _scores_of(rows: list[dict[str, Any]]) -> dict[str, float | None]:
+def _usage(row: dict[str, Any], key: str) -> int:
+    return sum(int(c.get(key) or 0) for c in (row.get("usage") or {}).values()
+               if isinstance(c, dict))
+
+
+def _scores_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
     topic, extract, passed, recall, stale, ctx = [], [], [], [], [], []
     ia, ca, ifr = [], [], []
     for row in rows:
@@ -34,34 +57,64 @@ def _scores_of(rows: list[dict[str, Any]]) -> dict[str, float | None]:
         ifr += it.get("ifr", [])[1:]  # nothing can be forgotten at the first turn
     return {"topic_f1": _mean(topic), "extract_f1": _mean(extract), "pass@1": _mean(passed),
             "recall": _mean(recall), "stale": _mean(stale), "context_tokens": _mean(ctx),
-            "ia": _mean(ia), "ca": _mean(ca), "ifr": _mean(ifr)}
+            "ia": _mean(ia), "ca": _mean(ca), "ifr": _mean(ifr),
+            "prompt_tokens": _mean([float(_usage(r, "prompt_tokens")) for r in rows]),
+            "completion_tokens": _mean([float(_usage(r, "completion_tokens")) for r in rows])}
 
 
-def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per backend: mean scores, tokens, compression vs full, normalized scores."""
-    backends = list(dict.fromkeys(p["backend"] for p in pairs))
+def _per_backend(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One row per backend over ``pairs``: means, compression, normalized scores."""
     per: dict[str, dict[str, Any]] = {}
-    for name in backends:
+    for name in dict.fromkeys(p["backend"] for p in pairs):
         rows = [p for p in pairs if p["backend"] == name]
         per[name] = {"pairs": len(rows), "errors": sum(1 for r in rows if r.get("error")),
                      "tokens": sum(int(r.get("tokens") or 0) for r in rows),
                      "sources": sorted({r["source"] for r in rows}), **_scores_of(rows)}
+    if "oracle" in per:
+        row = per["oracle"]
+        for key in BY_DEFINITION:
+            row[f"{key}_measured"] = row[key]
+            if row[key] is not None:
+                row[key] = 1.0
     if "full" in per:
         for name, row in per.items():
-            # compression over the sources both ran
             common = set(row["sources"]) & set(per["full"]["sources"])
-            mine = sum(int(p.get("tokens") or 0) for p in pairs
+            mine = sum(_usage(p, "prompt_tokens") for p in pairs
                        if p["backend"] == name and p["source"] in common)
-            full = sum(int(p.get("tokens") or 0) for p in pairs
+            full = sum(_usage(p, "prompt_tokens") for p in pairs
                        if p["backend"] == "full" and p["source"] in common)
-            row["compression"] = compression(mine, full)
+            row["compression"] = compression(mine, full) if full else None
     if "empty" in per and "oracle" in per:
         for row in per.values():
-            for key in ("topic_f1", "extract_f1", "pass@1"):
+            for key in NORMALIZED:
                 low, high, value = per["empty"][key], per["oracle"][key], row[key]
                 row[f"normalized_{key}"] = (normalized(value, low, high)
                                             if None not in (low, high, value) else None)
-    return {"backends": per, "pairs": len(pairs)}
+    return per
+
+
+def _judge_check(pairs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    checks: dict[str, dict[str, Any]] = {}
+    for row in pairs:
+        if isinstance(row.get("judge_check"), dict):
+            checks[str(row["source"])] = row["judge_check"]
+    total = sum(int(c.get("checks") or 0) for c in checks.values())
+    if not checks:
+        return None
+    correct = sum(int(c.get("correct") or 0) for c in checks.values())
+    names = sorted({str(c.get("judge", "")) for c in checks.values()} - {""})
+    return {"outlines": len(checks), "checks": total, "correct": correct,
+            "accuracy": correct / total if total else None, "judge": ",".join(names)}
+
+
+def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per backend over all pairs, and split by subset and by k (outline sources)."""
+    def split(key: str) -> dict[str, dict[str, dict[str, Any]]]:
+        values = sorted({str(p[key]) for p in pairs if p.get(key) is not None})
+        return {v: _per_backend([p for p in pairs if str(p.get(key)) == v]) for v in values}
+
+    return {"backends": _per_backend(pairs), "by_subset": split("subset"), "by_k": split("k"),
+            "judge_check": _judge_check(pairs), "pairs": len(pairs)}
 
 
 def write_results(out: Path, pairs: list[dict[str, Any]], config: dict[str, Any]) -> Path:
@@ -79,24 +132,73 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return str(value)
 
 
-COLUMNS = (("topic F1", "topic_f1", 2), ("extract F1", "extract_f1", 2),
-           ("pass@1", "pass@1", 2), ("recall", "recall", 2), ("stale", "stale", 2),
-           ("ctx tok", "context_tokens", 0), ("tokens", "tokens", 0),
-           ("compr.", "compression", 2), ("IA", "ia", 2), ("CA", "ca", 2), ("IFR", "ifr", 2))
+def cell(row: dict[str, Any], key: str, digits: int) -> str:
+    value = row.get(key)
+    if key == "compression":
+        return "-" if value is None else f"{value:.1f}×"
+    if key.startswith("normalized_"):
+        return "-" if value is None else f"{value:.0f}%"
+    text = _fmt(value, digits)
+    measured = row.get(f"{key}_measured")
+    if key in BY_DEFINITION and measured is not None:
+        text = f"1 ({measured:.{digits}f})"  # oracle: 1 by definition (measured)
+    return text
+
+
+# (header, key, digits); ↑ higher is better, ↓ lower is better
+COLUMNS = (("topic F1 ↑", "topic_f1", 2), ("extract F1 ↑", "extract_f1", 2),
+           ("pass@1 ↑", "pass@1", 2), ("norm. topic ↑", "normalized_topic_f1", 0),
+           ("norm. extract ↑", "normalized_extract_f1", 0),
+           ("norm. pass@1 ↑", "normalized_pass@1", 0),
+           ("ctx recall ↑", "recall", 2), ("ctx stale ↓", "stale", 2),
+           ("ctx tok", "context_tokens", 0), ("prompt tok ↓", "prompt_tokens", 0),
+           ("compl. tok", "completion_tokens", 0), ("compression ↑", "compression", 1),
+           ("IA ↑", "ia", 2), ("CA ↑", "ca", 2), ("IFR ↓", "ifr", 2))
+SPLIT_KEYS = ("pass@1", "normalized_pass@1", "extract_f1", "normalized_extract_f1",
+              "recall", "stale", "compression")
+LEGEND = ("↑ higher is better, ↓ lower is better. F1: LoCoEval set F1 (oracle: 1 by "
+          "definition, measured in brackets). norm.: 100·(s − empty)/(oracle − empty) %. "
+          "ctx recall / stale: true items present / stale share of the items present in the "
+          "task-time context. prompt tok: mean prompt tokens per conversation, every LLM call "
+          "of the agent (memory included); compression: full's prompt tokens / the "
+          "backend's (higher = less context).")
+
+
+def _table(title: str, rows: dict[str, dict[str, Any]], columns: tuple[tuple[str, str, int], ...],
+           first: str = "backend", caption: str | None = None) -> Any:
+    from rich.table import Table
+
+    shown = [c for c in columns if any(r.get(c[1]) is not None for r in rows.values())]
+    out = Table(title=title, caption=caption, caption_justify="left")
+    out.add_column(first, no_wrap=True)
+    out.add_column("pairs", justify="right", no_wrap=True)
+    for header, _, _ in shown:
+        out.add_column(header, justify="right", no_wrap=True)
+    for name, row in rows.items():
+        pairs = f"{row['pairs']}" + (f" ({row['errors']} err)" if row["errors"] else "")
+        out.add_row(name, pairs, *(cell(row, key, digits) for _, key, digits in shown))
+    return out
 
 
 def table(summary: dict[str, Any]) -> Any:
-    """A rich table with the columns some backend has a value for."""
-    from rich.table import Table
+    """The run's tables: per backend (all columns some backend has), then the main scores
+    split by subset and by k, then the judge's accuracy on truth/distractor pairs."""
+    from rich.console import Group
+    from rich.text import Text
 
-    rows = summary["backends"]
-    shown = [c for c in COLUMNS if any(r.get(c[1]) is not None for r in rows.values())]
-    out = Table(title="engram replay")
-    out.add_column("backend", no_wrap=True)
-    out.add_column("pairs", justify="right", no_wrap=True)
-    for title, _, _ in shown:
-        out.add_column(title, justify="right", no_wrap=True)
-    for name, row in rows.items():
-        pairs = f"{row['pairs']}" + (f" ({row['errors']} err)" if row["errors"] else "")
-        out.add_row(name, pairs, *(_fmt(row.get(key), digits) for _, key, digits in shown))
-    return out
+    parts: list[Any] = [_table("engram replay", summary["backends"], COLUMNS, caption=LEGEND)]
+    split_columns = tuple(c for c in COLUMNS if c[1] in SPLIT_KEYS)
+    for key, label in (("by_subset", "subset"), ("by_k", "k")):
+        groups = summary.get(key) or {}
+        if len(groups) < 1:
+            continue
+        rows = {f"{value} · {name}": row
+                for value, per in groups.items() for name, row in per.items()}
+        parts.append(_table(f"by {label}", rows, split_columns, first=f"{label} · backend"))
+    check = summary.get("judge_check")
+    if check:
+        accuracy = _fmt(check.get("accuracy"))
+        parts.append(Text(f"judge accuracy on the outlines' truth/distractor pairs ↑: "
+                          f"{accuracy} ({check['correct']}/{check['checks']} checks, "
+                          f"{check['outlines']} outlines, judge {check['judge']})"))
+    return Group(*parts)

@@ -26,16 +26,17 @@ from memory.llm import LLM, LLMConfig
 from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
-from replay._codeif import IterativeOptions
-from replay.judge import THRESHOLD, EmbedJudge, LLMJudge
+from replay.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
 from replay.llmuser import LLMUser, ReferenceQueries
+from replay.matcher import TaskPacks
+from replay.metrics import iterative
 from replay.mockuser import TemplateUser, user_label
 from replay.oracle import OracleBackend
 from replay.outline import Outline
 from replay.prepare import stubbed_copy
 from replay.sandbox import Limits
 from replay.sources import Iterative, Recorded, Source
-from replay.tasks import as_dict, grade_turn, iterative_scores, outline_tasks, safe_name
+from replay.tasks import as_dict, iterative_turn, outline_tasks, safe_name
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (pair label, done, total)
@@ -65,7 +66,6 @@ class ReplayConfig:
     limits: Limits = field(default_factory=lambda: Limits(timeout=60.0))
     iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
 
-    iterative: IterativeOptions = field(default_factory=IterativeOptions)  # mode, code prep
 
 def source_id(source: Source) -> str:
     return safe_name(str(source.id))
@@ -94,6 +94,7 @@ class Replay:
         self._tmp = tempfile.TemporaryDirectory(prefix="engram-replay-")
         self.work = Path(self._tmp.name)
         self._prepared: dict[str, Prepared] = {}
+        self._judge_checks: dict[str, dict[str, Any]] = {}  # per outline: judge accuracy
         self._lock = asyncio.Lock()
         known = set(backends.names()) | {"oracle"}
         unknown = [b for b in config.backends if b not in known]
@@ -117,7 +118,7 @@ class Replay:
     def prepare(self, outline: Outline) -> Prepared:
         key = source_id(outline)
         if key not in self._prepared:
-            targets = [(s.path, s.function) for s in outline.samples]
+            targets = [(s.path, s.function, s.tests) for s in outline.samples]
             copy = stubbed_copy(self.outline_repo(outline), targets, self.work / key / "repo")
             index = RepoIndex(copy, Store(self.work / key / "index.lance"), self.embedder)
             index.refresh()
@@ -178,13 +179,23 @@ class Replay:
             agent = self._agent(source, name, repo)
             if isinstance(source, Outline):
                 await self._converse(agent, source, repo, label, result)
-                judge = self._judge()
+                judge = self._judge().for_outline(source)  # knows each unit's distractors
+                packs = TaskPacks(agent)
                 scores = await outline_tasks(agent, source, judge,
                                              self.outline_repo(source), self.config.limits)
                 result["scores"] = as_dict(scores)
+                # reader-free context metrics by the judge's matcher, exact-text ones beside
+                for key, value in packs.metrics(self.embed_judge.matcher, source).items():
+                    result["scores"][f"{key}_exact"] = result["scores"].get(key)
+                    result["scores"][key] = value
+                result["subset"], result["k"] = source.subset, len(source.samples)
+                if source_id(source) not in self._judge_checks:
+                    self._judge_checks[source_id(source)] = await judge_accuracy(judge, source)
+                result["judge_check"] = self._judge_checks[source_id(source)]
                 if isinstance(judge, LLMJudge):
                     result["judge_tokens"] = judge.llm.ledger.tokens
                     result["judge_fallbacks"] = judge.fallbacks
+                    result["judge_stats"] = judge.stats()
             elif isinstance(source, Recorded):
                 for n, query in enumerate(source.queries):
                     await agent.ask(query)
@@ -238,14 +249,17 @@ class Replay:
             self._tick(label, n + 1, total + 1)
 
     async def _iterate(self, agent: Agent, task: Iterative, label: str) -> dict[str, Any]:
-        graded = []
+        introduced: list[list[str]] = []
+        passed: list[set[str]] = []
         for n, step in enumerate(task.steps):
             turn = await agent.ask(step.instruction)
-            graded.append(await asyncio.to_thread(grade_turn, task, n, turn.assistant,
-                                                  self.config.iterative_limits,
-                                                  self.config.iterative))
+            ids, ok = await iterative_turn(task, n, turn.assistant, self.config.iterative_limits)
+            introduced.append(ids)
+            passed.append(ok)
             self._tick(label, n + 1, len(task.steps) + 1)
-        return iterative_scores(graded)  # per turn under "turns"; IA only where tests are
+        follow = iterative(introduced, passed)
+        return {"ia": [f.ia for f in follow], "ca": [f.ca for f in follow],
+                "ifr": [f.ifr for f in follow]}
 
     # -- the run -----------------------------------------------------------------------------
     def finished(self) -> set[tuple[str, str]]:

@@ -60,7 +60,7 @@ class Router:
         if system.startswith("You manage the code context"):
             self.n += 1
             return '{"decision": "ADD", "targets": []}' if self.n % 3 == 0 \
-                else '{"decision": "KEEP"}'
+                else '{"decision": "KEEP", "targets": []}'
         if system.startswith(("You help a coding assistant", "You keep the change log")):
             return "One sentence about the change."
         if messages[-1]["content"].startswith("Your code for"):

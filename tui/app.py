@@ -42,6 +42,22 @@ def _turn_view() -> type[TurnView]:
     return TurnView
 
 
+async def _open_session(options: AppOptions, transcript: Path | None) -> Any:
+    """Runs on the engine loop: the engine's modules are imported there, not on the UI's."""
+    from tui.session import open_app_session
+
+    return await open_app_session(options, transcript)
+
+
+def _local_model_name(model: str | None) -> str | None:
+    """``smollm2`` for ``local/smollm2``; None for a remote model."""
+    if model is None:
+        from memory.llm import default_model
+
+        model = default_model()
+    return model.split("/", 1)[1] if model.startswith("local/") else None
+
+
 @dataclass(frozen=True)
 class AppOptions:
     repo: Path = Path(".")
@@ -78,6 +94,7 @@ class EngramApp(App[None]):
         self._ab_state: tuple[list[Any], list[Any]] | None = None
         self._busy = False
         self._booted = asyncio.Event()
+        self._warming = False
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -96,9 +113,10 @@ class EngramApp(App[None]):
         status = self.query_one(StatusBar)
         status.repo = self.options.repo.resolve().name
         status.backend = self.options.backend
+        status.index = "…"
         status.note = "starting…"
         self.query_one(PromptArea).focus()
-        self.boot()
+        self.call_after_refresh(self.boot)  # the first frame is painted before any engine work
 
     @property
     def backend_name(self) -> str:
@@ -115,8 +133,6 @@ class EngramApp(App[None]):
     # -- boot ---------------------------------------------------------------------
     @work(exclusive=True, group="boot")
     async def boot(self, transcript: Path | None = None) -> None:
-        from tui.session import open_app_session
-
         status = self.query_one(StatusBar)
         try:
             if transcript is None and self.options.continue_last:
@@ -126,7 +142,7 @@ class EngramApp(App[None]):
 
                 root = await self.engine.run(asyncio.to_thread(repo_root, self.options.repo))
                 transcript = latest_session(repo_home(root, self.options.data_dir))
-            booted = await self.engine.run(open_app_session(self.options, transcript))
+            booted = await self.engine.run(_open_session(self.options, transcript))
         except Exception as exc:
             status.note = "not ready"
             self.notify(str(exc), title="engram cannot start", severity="error", timeout=30)
@@ -134,7 +150,7 @@ class EngramApp(App[None]):
         self.agent, self.home, self.session_id = booted.agent, booted.home, booted.session_id
         status.branch, status.head = booted.branch, booted.head[:8]
         status.model, status.backend = self.agent.llm.model, self.agent.backend.name
-        status.note = "indexing…"
+        status.note = ""
         chat = self.query_one("#chat", VerticalScroll)
         await chat.remove_children()
         for turn in self.agent.turns:
@@ -161,18 +177,45 @@ class EngramApp(App[None]):
             now = time.monotonic()
             if now - last[0] > 0.2 or done == total:
                 last[0] = now
-                self.call_from_thread(setattr, status, "note", f"indexing {done}/{total}")
+                step = "embedding" if what.startswith("embedded") else "reading"
+                self.call_from_thread(setattr, status, "index", f"{step} {done}/{total}")
 
         try:
             index, report = await self.engine.run(
                 asyncio.to_thread(build_index, self.agent.env, self.options, progress))
         except Exception as exc:
-            status.note = "index failed"
+            status.index = "failed"
             self.notify(f"indexing failed: {exc}", severity="error", timeout=20)
             return
         self.agent.env.repo = index
-        status.note = ""
+        status.index = "ready"
         self.notify(f"index ready: {report.summary()}", timeout=6)
+
+    # -- the embedded model, loaded in the background from the first keystroke ----------
+    @on(PromptArea.Changed)
+    def _first_keystroke(self) -> None:
+        if not self._warming:
+            self._warming = True
+            self.warm_model()
+
+    @work(thread=True, exclusive=True, group="warm")
+    def warm_model(self) -> None:
+        """Load the embedded model (if that is the one answering) while the user types."""
+        status = self.query_one(StatusBar)
+        model = self.agent.llm.model if self.agent is not None else self.options.model
+        name = _local_model_name(model)
+        if name is None:
+            return
+        from memory.local import warm
+
+        self.call_from_thread(setattr, status, "model_loading", True)
+        try:
+            warm(name)
+        except Exception as exc:  # the first answer reports it properly
+            self.call_from_thread(self.notify, f"loading local/{name} failed: {exc}",
+                                  severity="warning")
+        finally:
+            self.call_from_thread(setattr, status, "model_loading", False)
 
     # -- queries ------------------------------------------------------------------
     def prefill(self, text: str) -> None:

@@ -30,7 +30,7 @@ from memory.backends._codeast import code_blocks, external_calls
 from memory.backends._codecontext import CodeBlock, retrieve_new, select
 from memory.backends._codesession import Conflict, Draft, SessionBlock, SessionMemory
 from memory.backends.base import BackendEnv, Digest, render_chunk
-from memory.lenient_json import MalformedJSON, parse_json
+from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
 from memory.types import ContextPack, Section, Turn
 
@@ -48,7 +48,16 @@ the repository code the current instruction needs.
 - KEEP: the blocks in memory are enough.
 - ADD: code that is not in memory is needed; name the functions or classes to look for.
 
-Answer with JSON only: {"decision": "ADD", "targets": ["name", "..."]} or {"decision": "KEEP"}"""
+Answer with JSON: {"decision": "ADD", "targets": ["function or class name"]} when code
+is missing, or {"decision": "KEEP", "targets": []} when the memory is enough."""
+# {"decision": "ADD" | "KEEP", "targets": ["name", ...]}
+JUDGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"decision": {"type": "string", "enum": ["ADD", "KEEP"]},
+                   "targets": {"type": "array", "maxItems": 5,
+                               "items": {"type": "string", "minLength": 1, "maxLength": 80}}},
+    "required": ["decision", "targets"], "additionalProperties": False,
+}
 
 MODIFY_PROMPT = """You help a coding assistant continue its work on one function.
 You get the latest version of the function and the developer's new instruction.
@@ -114,7 +123,10 @@ class CodeMemBackend:
             prompt = (f"Instructions so far:\n{asked or '(none)'}\n\n"
                       f"Current instruction:\n{query}\n\nKeys of the blocks in memory:\n{keys}")
             try:
-                data = parse_json(await self._ask(JUDGE_PROMPT, prompt, 120))
+                data = await self.env.llm.complete_json(
+                    [{"role": "system", "content": JUDGE_PROMPT},
+                     {"role": "user", "content": prompt}],
+                    JUDGE_SCHEMA, purpose="memory", name="decision", max_tokens=120)
                 proposal = self._parse_decision(data)
             except (MalformedJSON, LLMError) as exc:
                 proposal = Proposal("KEEP", reason=f"judge output unusable, kept memory: {exc}")

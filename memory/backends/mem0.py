@@ -18,7 +18,7 @@ import numpy as np
 
 from memory.backends._memstore import Memory, MemoryStore
 from memory.backends.base import BackendEnv, repo_sections, split_budget
-from memory.lenient_json import MalformedJSON, parse_json
+from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
 from memory.store import Store
 from memory.types import ContextPack, Section, Turn
@@ -29,16 +29,30 @@ TOP_K = 10  # memories shown on a query
 SIMILAR = 10  # existing memories retrieved per new fact
 OPS = ("ADD", "UPDATE", "DELETE", "NOOP")
 
+MAX_FACTS = 5  # facts extracted per turn, at most
+
 EXTRACT_PROMPT = """You keep the long-term memory of a coding assistant.
 Read one exchange between a developer and the assistant and list the facts worth
 remembering for later turns: requirements and their revisions, decisions,
 constraints, preferences and conventions, and facts about the repository (files,
-functions, behaviour). One short self-contained sentence per fact. Skip greetings
-and anything that only mattered for this one answer.
+functions, behaviour). One short sentence per fact, copied or condensed from the
+developer's words. Never repeat a fact. Skip greetings and small talk.
 
-Answer with JSON only, shaped like this:
-{"facts": ["The developer wants dates stored in UTC.", "..."]}
-If nothing is worth remembering, answer {"facts": []}."""
+Example.
+Developer: parse_date in utils/dates.py must return UTC datetimes. Also, we log with
+the logging module, never print.
+Assistant: Understood.
+Answer: {"facts": ["parse_date in utils/dates.py must return UTC datetimes.",
+"The project logs with the logging module, never print."]}
+
+Nothing worth remembering: {"facts": []}"""
+# {"facts": ["short sentence", ...]}
+EXTRACT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"facts": {"type": "array", "maxItems": MAX_FACTS,
+                             "items": {"type": "string", "minLength": 3, "maxLength": 300}}},
+    "required": ["facts"], "additionalProperties": False,
+}
 
 UPDATE_PROMPT = """You keep a coding assistant's memory consistent.
 Below are existing memories and new facts, each with a number.
@@ -48,13 +62,44 @@ For every new fact choose one operation:
   newer or fuller). Give the merged text, keeping what still holds.
 - DELETE: the fact says existing memory M is wrong or no longer holds. M is removed.
 - NOOP: the fact is already known. Nothing changes.
-Use only memory numbers from the list below.
+"memory" is the number of the existing memory for UPDATE and DELETE, else -1;
+"text" is the merged text for UPDATE, else "".
 
-Answer with JSON only, shaped like this:
-{"operations": [{"fact": 0, "op": "ADD"},
-                {"fact": 1, "op": "UPDATE", "memory": 2, "text": "merged memory"},
-                {"fact": 2, "op": "DELETE", "memory": 0},
-                {"fact": 3, "op": "NOOP"}]}"""
+Example.
+Existing memories:
+0: Dates are stored in local time.
+New facts:
+0: Dates must be stored in UTC.
+1: The CLI is called engram.
+Answer: {"operations": [{"fact": 0, "op": "UPDATE", "memory": 0,
+"text": "Dates must be stored in UTC."}, {"fact": 1, "op": "ADD", "memory": -1, "text": ""}]}"""
+
+
+def update_schema(facts: int, memories: int, constrained: bool = True) -> dict[str, Any]:
+    """{"operations": [{"fact", "op", "memory", "text"}]}.
+
+    ``constrained`` (the model decodes under the schema): the numbers are limited to
+    those shown, so a small model cannot invent one. Otherwise any integer validates
+    and an invented number rejects that one operation, not the whole answer."""
+    fact: dict[str, Any] = {"type": "integer"}
+    memory: dict[str, Any] = {"type": "integer"}
+    if constrained:
+        fact["enum"] = list(range(facts))
+        memory["enum"] = [-1, *range(memories)]
+    operation = {
+        "type": "object",
+        "properties": {
+            "fact": fact,
+            "op": {"type": "string", "enum": list(OPS)},
+            "memory": memory,
+            "text": {"type": "string", "maxLength": 400},
+        },
+        "required": ["fact", "op", "memory", "text"], "additionalProperties": False,
+    }
+    return {"type": "object",
+            "properties": {"operations": {"type": "array", "items": operation,
+                                          "minItems": 1, "maxItems": facts}},
+            "required": ["operations"], "additionalProperties": False}
 
 
 @dataclass
@@ -92,6 +137,14 @@ class Mem0Backend:
     # -- prompts and parsing (mem0r overrides these) --------------------------------
     extract_prompt = EXTRACT_PROMPT
 
+    def extract_schema(self, turn: Turn) -> dict[str, Any]:
+        return EXTRACT_SCHEMA
+
+    def constrained(self) -> bool:
+        """Whether the model decodes under the schema (grammar or a provider's strict
+        JSON-Schema mode); then choices such as ids can be limited by ``enum``."""
+        return self.env.llm.structured_mode() in ("grammar", "schema")
+
     def parse_facts(self, data: Any) -> list[Fact]:
         items = data.get("facts", []) if isinstance(data, dict) else data
         if not isinstance(items, list):
@@ -101,7 +154,7 @@ class Mem0Backend:
             text = item.get("text", "") if isinstance(item, dict) else item
             if isinstance(text, str | int | float) and str(text).strip():
                 facts.append(Fact(str(text).strip()))
-        return facts
+        return unique_facts(facts)
 
     def fact_line(self, fact: Fact) -> str:
         return fact.text
@@ -110,17 +163,18 @@ class Mem0Backend:
         return memory.text
 
     # -- observe ------------------------------------------------------------------
-    async def _ask_json(self, system: str, user: str) -> Any:
-        text = await self.env.llm.complete(
+    async def _ask_json(self, system: str, user: str, schema: dict[str, Any],
+                        name: str) -> Any:
+        return await self.env.llm.complete_json(
             [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            purpose="memory", temperature=0.0,
+            schema, purpose="memory", name=name, max_tokens=400,
         )
-        return parse_json(text)
 
     async def extract(self, turn: Turn) -> list[Fact]:
         data = await self._ask_json(
             self.extract_prompt,
-            f"Developer: {turn.user}\n\nAssistant: {turn.assistant}",
+            f"Developer: {_clip(turn.user)}\nAssistant: {_clip(turn.assistant)}\nAnswer:",
+            self.extract_schema(turn), "facts",
         )
         return self.parse_facts(data)
 
@@ -152,8 +206,9 @@ class Mem0Backend:
         existing = "\n".join(f"{n}: {self.memory_line(self.memories.get(mid))}"  # type: ignore[arg-type]
                              for mid, n in shown.items()) or "(none)"
         new = "\n".join(f"{i}: {self.fact_line(f)}" for i, f in enumerate(facts))
-        data = await self._ask_json(UPDATE_PROMPT,
-                                    f"Existing memories:\n{existing}\n\nNew facts:\n{new}")
+        data = await self._ask_json(
+            UPDATE_PROMPT, f"Existing memories:\n{existing}\nNew facts:\n{new}\nAnswer:",
+            update_schema(len(facts), len(shown), self.constrained()), "operations")
         operations = data.get("operations", []) if isinstance(data, dict) else data
         if not isinstance(operations, list):
             raise MalformedJSON("'operations' is not a list")
@@ -172,6 +227,8 @@ class Mem0Backend:
         if not isinstance(op, dict):
             return "not an object"
         kind = str(op.get("op", "")).upper()
+        if kind in ("ADD", "NOOP"):
+            op = {**op, "memory": None}
         if kind not in OPS:
             return f"unknown op {kind!r}"
         try:
@@ -242,3 +299,22 @@ class Mem0Backend:
 
     def state_digest(self) -> str:
         return self.memories.digest()
+
+
+CLIP_CHARS = 2000  # of each side of the exchange shown to the extractor
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= CLIP_CHARS else text[:CLIP_CHARS] + " [...]"
+
+
+def unique_facts(facts: list[Fact]) -> list[Fact]:
+    """Facts without repeats (same text up to case and spacing), first kept."""
+    seen: set[str] = set()
+    kept = []
+    for fact in facts:
+        key = " ".join(fact.text.lower().split()).rstrip(".")
+        if key not in seen:
+            seen.add(key)
+            kept.append(fact)
+    return kept

@@ -11,14 +11,15 @@ retrieval, so it gets no generic top-10 functions.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from memory.backends._memstore import Memory
 from memory.backends.base import render_chunk
-from memory.backends.mem0 import Fact, Mem0Backend
+from memory.backends.mem0 import MAX_FACTS, Fact, Mem0Backend, unique_facts
 from memory.lenient_json import MalformedJSON
 from memory.repo import LocationRefused
-from memory.types import ContextPack, Section
+from memory.types import ContextPack, Section, Turn
 
 log = logging.getLogger(__name__)
 
@@ -26,20 +27,81 @@ EXTRACT_PROMPT_R = """You keep the long-term memory of a coding assistant workin
 repository. Read one exchange between a developer and the assistant and list the facts worth
 remembering for later turns: requirements and their revisions, decisions,
 constraints, preferences and conventions, and facts about the repository. One
-short self-contained sentence per fact. For each fact, list the repository
-locations it is about: a file path ("app/forms.py"), a path with a qualified name
-("app/forms.py::Form.validate_input"), or just a function or class name the
-developer used ("validate_input"). Skip greetings and one-off details.
+short sentence per fact, copied or condensed from the developer's words. Never
+repeat a fact. For each fact, list the repository locations it is about, chosen
+only among the names that appear in the exchange (a file, a function, a class).
 
-Answer with JSON only, shaped like this:
-{"facts": [{"text": "validate_input must reject empty strings.",
-            "locations": ["app/forms.py::Form.validate_input"]}]}
-If nothing is worth remembering, answer {"facts": []}."""
+Example.
+Developer: validate_input in app/forms.py must reject empty strings.
+Assistant: Understood.
+Answer: {"facts": [{"text": "validate_input must reject empty strings.",
+"locations": ["app/forms.py::Form.validate_input"]}]}
+
+Nothing worth remembering: {"facts": []}"""
+MAX_LOCATIONS = 3  # per fact
+MAX_CANDIDATES = 24  # location names offered to the model per exchange
+
+_PATH = re.compile(r"[\w./-]+\.(?:py|pyi|md)(?:::[A-Za-z_][\w.]*)?")
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+_NAME = re.compile(r"`([A-Za-z_][\w.]*)`|\b([A-Za-z_]\w*)\s*\("
+                   r"|\b([a-z]\w*_\w+|[A-Z][a-z0-9]+[A-Z]\w*)\b")
+
+
+def exchange_names(text: str) -> list[str]:
+    """Names in an exchange that look like code: paths, dotted names, snake_case,
+    CamelCase, calls and backticked words, in order of appearance."""
+    found: list[tuple[int, str]] = [(m.start(), m.group(0)) for m in _PATH.finditer(text)]
+    found += [(m.start(), m.group(0)) for m in _DOTTED.finditer(text)
+              if not m.group(0).endswith((".py", ".pyi", ".md"))]
+    found += [(m.start(), next(g for g in m.groups() if g)) for m in _NAME.finditer(text)]
+    return list(dict.fromkeys(name.strip(".") for _, name in sorted(found)))
+
+
+# {"facts": [{"text": "short sentence", "locations": ["path::Qual.name", ...]}]}
+def extract_schema_r(locations: list[str] | None) -> dict[str, Any]:
+    """Facts with locations limited to ``locations`` (none when it is empty; any string
+    when it is None)."""
+    where: dict[str, Any] = {"type": "array", "maxItems": 0, "items": {"type": "string"}}
+    if locations is None:
+        where = {"type": "array", "maxItems": MAX_LOCATIONS, "items": {"type": "string"}}
+    elif locations:
+        where = {"type": "array", "maxItems": MAX_LOCATIONS,
+                 "items": {"type": "string", "enum": locations}}
+    fact = {"type": "object",
+            "properties": {"text": {"type": "string", "minLength": 3, "maxLength": 300},
+                           "locations": where},
+            "required": ["text", "locations"], "additionalProperties": False}
+    return {"type": "object",
+            "properties": {"facts": {"type": "array", "items": fact, "maxItems": MAX_FACTS}},
+            "required": ["facts"], "additionalProperties": False}
 
 
 class Mem0RBackend(Mem0Backend):
     name = "mem0r"
     extract_prompt = EXTRACT_PROMPT_R
+
+    def candidates(self, turn: Turn) -> list[str]:
+        """The locations the extractor may name: the exchange's code-like names that
+        resolve in the repository, as their resolved locations (any name without one)."""
+        names = exchange_names(f"{turn.user}\n{turn.assistant}")
+        if self.env.repo is None:
+            return names[:MAX_CANDIDATES]
+        kept: list[str] = []
+        for name in names:
+            if "\x00" in name:
+                continue
+            try:
+                found = self.env.repo.locate(name)
+            except LocationRefused:
+                continue
+            if found is not None:
+                kept.append(found.chunk.location)
+        return list(dict.fromkeys(kept))[:MAX_CANDIDATES]
+
+    def extract_schema(self, turn: Turn) -> dict[str, Any]:
+        # Under constrained decoding the model can only name what the exchange names
+        # (and the repository has); other models are told in the prompt and checked after.
+        return extract_schema_r(self.candidates(turn) if self.constrained() else None)
 
     def _safe_locations(self, raw: Any) -> list[str]:
         if not isinstance(raw, list):
@@ -71,7 +133,7 @@ class Mem0RBackend(Mem0Backend):
             elif isinstance(item, dict) and str(item.get("text", "")).strip():
                 facts.append(Fact(str(item["text"]).strip(),
                                   self._safe_locations(item.get("locations", []))))
-        return facts
+        return unique_facts(facts)
 
     def fact_line(self, fact: Fact) -> str:
         return fact.text + (f" [{', '.join(fact.locations)}]" if fact.locations else "")

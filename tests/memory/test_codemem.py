@@ -47,7 +47,7 @@ def fenced(code: str) -> str:
 class Router:
     """Scripted replies by role of the call: judge, notes, answers, regeneration."""
 
-    def __init__(self, judge: Any = '{"decision": "KEEP"}') -> None:
+    def __init__(self, judge: Any = '{"decision": "KEEP", "targets": []}') -> None:
         self.judge = judge
         self.answers = {user: (reply if "def " not in reply else fenced(reply))
                         for user, reply in TURNS}
@@ -129,7 +129,7 @@ async def _agent_with_memory(make_agent: Any, script: Any, router: Router) -> An
 
 
 async def test_keep_changes_nothing(make_agent, script):
-    router = Router('{"decision": "KEEP"}')
+    router = Router('{"decision": "KEEP", "targets": []}')
     agent = await _agent_with_memory(make_agent, script, router)
     before, digest = list(agent.backend.context_memory), agent.backend.state_digest()
     pack = await agent.context("How are database migrations applied?")

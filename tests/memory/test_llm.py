@@ -117,3 +117,63 @@ async def test_real_embedded_model_answers(make_agent):
     assert counts.prompt_tokens > 50 and 0 < counts.completion_tokens <= 24
     second = await agent.ask("And connect?")
     assert second.ok, second.error
+
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "enum": [1, 2]}},
+          "required": ["n"], "additionalProperties": False}
+
+
+async def test_structured_call_without_a_provider_mode_gets_the_prompt_and_one_retry(script):
+    llm = LLM(LLMConfig(model="scripted/t", structured="prompt", backoff=0.0))
+    script.push('{"n": 7}', 'Sure: ```json\n{"n": 2,}\n```')
+    value = await llm.complete_json([{"role": "user", "content": "pick"}], SCHEMA)
+    assert value == {"n": 2}
+    first, second = script.calls[-2], script.calls[-1]
+    assert "JSON Schema" in first[0]["content"] and '"enum":[1,2]' in first[0]["content"]
+    assert second[-2] == {"role": "assistant", "content": '{"n": 7}'}
+    assert "not usable" in second[-1]["content"] and "[1, 2]" in second[-1]["content"]
+    stats = llm.stats.as_dict()
+    assert stats["calls"] == stats["prompt"] == stats["parsed"] == 1
+    assert (stats["retries"], stats["first_try"], stats["lenient"], stats["failed"]) == (1, 0, 1, 0)
+
+
+async def test_structured_call_gives_up_after_the_retry_and_counts_it(script):
+    from memory.llm import StructuredOutputError
+
+    llm = LLM(LLMConfig(model="scripted/t", structured="prompt"))
+    script.push("no idea", "still no idea")
+    with pytest.raises(StructuredOutputError, match="no valid JSON after a retry"):
+        await llm.complete_json([{"role": "user", "content": "pick"}], SCHEMA)
+    assert llm.stats.failed == 1 and llm.ledger.get("memory").calls == 2
+
+
+async def test_structured_modes_send_the_schema_the_provider_can_take(monkeypatch, script):
+    litellm = import_litellm()
+    sent = []
+    real = litellm.acompletion
+
+    async def spy(**kwargs):
+        sent.append(kwargs.get("response_format"))
+        return await real(**kwargs)
+
+    monkeypatch.setattr(litellm, "acompletion", spy)
+    schema = {"type": "object", "additionalProperties": False, "required": ["s"],
+              "properties": {"s": {"type": "string", "maxLength": 5}}}
+    for mode in ("schema", "json", "grammar"):
+        script.push('{"s": "abc"}')
+        llm = LLM(LLMConfig(model="scripted/t", structured=mode))
+        assert await llm.complete_json([{"role": "user", "content": "x"}], schema) == {"s": "abc"}
+    strict, json_mode, grammar = sent
+    assert strict["type"] == "json_schema" and "maxLength" not in str(strict)  # portable
+    assert json_mode == {"type": "json_object"}
+    assert grammar["json_schema"]["schema"] == schema  # the grammar gets all of it
+    script.push('{"s": "too long"}', '{"s": "ok"}')
+    llm = LLM(LLMConfig(model="scripted/t", structured="schema"))
+    assert await llm.complete_json([{"role": "user", "content": "x"}], schema) == {"s": "ok"}
+
+
+def test_structured_mode_follows_what_litellm_knows_of_the_model():
+    assert LLM(LLMConfig(model="local/smollm2")).structured_mode() == "grammar"
+    assert LLM(LLMConfig(model="openai/gpt-4o-mini")).structured_mode() == "schema"
+    assert LLM(LLMConfig(model="anthropic/claude-3-5-haiku-latest")).structured_mode() in (
+        "schema", "json")

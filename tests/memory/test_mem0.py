@@ -15,7 +15,8 @@ def extract(*facts):
 
 
 def ops(*operations):
-    return json.dumps({"operations": list(operations)})
+    """The update answer; ``memory`` and ``text`` default as the schema asks (-1, "")."""
+    return json.dumps({"operations": [{"memory": -1, "text": "", **op} for op in operations]})
 
 
 @pytest.fixture
@@ -79,18 +80,23 @@ async def test_invented_ids_are_rejected(mem0_env, script):
     await mem0.observe(turn(1))
     assert mem0.state_digest() == before
     assert mem0.last.rejected == ["invented memory id 7"]
+    # a uuid where the schema wants a number: one corrective retry, then skipped
     script.push(extract("Use spaces."),
                 ops({"fact": 0, "op": "DELETE", "memory": "3f2a9c"}))
     await mem0.observe(turn(2))
-    assert mem0.state_digest() == before and mem0.last.rejected
+    assert mem0.state_digest() == before and "after a retry" in mem0.last.skipped
+    retry = script.calls[-1][-1]["content"]
+    assert "not usable" in retry and "memory" in retry
 
 
 async def test_trivially_broken_json_is_repaired(mem0_env, script):
     mem0 = registry.create("mem0", mem0_env())
     script.push("Here you go:\n```json\n{'facts': ['Use tabs.',],}\n```",
-                "{\"operations\": [{\"fact\": 0, \"op\": \"add\"},]}")
+                "{'operations': [{'fact': 0, 'op': 'ADD', 'memory': -1, 'text': ''},]}")
     await mem0.observe(turn(0))
     assert [m.text for m in mem0.memories.live()] == ["Use tabs."]
+    stats = mem0.env.llm.stats
+    assert (stats.calls, stats.parsed, stats.lenient, stats.retries) == (2, 2, 2, 0)
 
 
 async def test_malformed_json_loses_no_turn(make_agent, script):

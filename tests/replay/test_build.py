@@ -1,43 +1,128 @@
-"""The outline builder and the bundled demo benchmark."""
+"""The outline builder (LoCoEval 3.1.2-3.1.4) as properties over many seeds, the grid,
+sample selection (3.1.1), and the bundled demo benchmark."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
-from replay.build import build_outline, build_outlines, load_targets
+from replay._select import BuildRun, check_target
+from replay.build import (
+    L_BINS,
+    build_outline,
+    build_outlines,
+    grid_plan,
+    load_targets,
+    repo_facts,
+    true_units,
+)
 from replay.cli import DEMO
 from replay.outline import load_outlines, parse_outline, validate_rules
-from replay.prepare import stub_function
+from replay.prepare import prepared_copy, remove_function
 from replay.sandbox import Limits, Sandbox
+from tests.conftest import make_repo
+from tests.replay.conftest import SHOP_FILES
 
 REPO = DEMO / "inventory"
 TARGETS = load_targets(DEMO / "targets.json")
+FACTS = repo_facts(REPO)
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_outlines_validate_and_keep_the_dispersion_rules(seed):
-    for data in build_outlines(REPO, TARGETS, 3, seed):
+def _units(outline):
+    """(sample id, unit) -> items of the unit, in the order the sample lists them."""
+    out: dict = {}
+    for sample in outline.samples:
+        for item in sample.items:
+            out.setdefault((sample.id, item.unit), []).append(item)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_builder_rules_hold_for_every_seed(seed):
+    for data in build_outlines(REPO, TARGETS, 16, seed, grid=True):
         outline = parse_outline(json.loads(json.dumps(data)))
-        assert validate_rules(outline) == []
-        assert 30 <= len(outline.queries()) <= 70
-        order = [i for q in outline.queries() for i in q.contains]
+        assert validate_rules(outline) == [], outline.id  # rule 1, rule 2, prerequisites
+        queries = outline.queries()
+        assert 30 <= len(queries) < 70
+        where = {}
+        for n, query in enumerate(queries):
+            for item_id in query.contains:
+                where.setdefault(item_id, n)
+        units = _units(outline)
+        for (sid, unit), items in units.items():
+            stale = [i for i in items if not i.truth]
+            true = [i for i in items if i.truth]
+            assert len(true) == 1 and len(stale) <= 3, unit
+            # distractors precede the true item, each in a query of its own
+            assert len({where[i.id] for i in items}) == len(items)
+            assert all(where[i.id] < where[true[0].id] for i in stale)
+            for need in items[0].prereqs:  # prerequisites asked no later than the unit
+                assert min(where[i.id] for i in units[(sid, need)]) <= where[items[0].id]
         for sample in outline.samples:
-            # every item is asked somewhere; units appear in the order the sample lists them
-            units = [sample.items[0].unit]
-            for item in sample.items:
-                assert item.id in order
-                if item.unit != units[-1]:
-                    units.append(item.unit)
-            first = {}
-            for item_id in order:
-                unit = outline.items[item_id].unit
-                if unit.startswith(sample.id + ":"):
-                    first.setdefault(unit, len(first))
-            assert sorted(first, key=first.get) == units
-        kinds = [t.kind for t in outline.topics]
-        assert "noise" in kinds and kinds.count("task") >= len(outline.samples)
+            mutated = {u for (s, u), items in units.items()
+                       if s == sample.id and any(not i.truth for i in items)}
+            truths = [u for (s, u) in units if s == sample.id]
+            assert len(mutated) == len(truths) // 2  # a random half of the true items
+        # the subset from the number of topics per sample
+        hops = Counter(t.sample for t in outline.topics if t.kind == "task")
+        if outline.subset == "single-hop":
+            assert set(hops.values()) == {1}
+        else:
+            assert set(hops.values()) <= {2, 3}
+            for a, b in zip(outline.topics, outline.topics[1:], strict=False):
+                assert not (a.kind == b.kind == "task" and a.sample == b.sample)
+        noise = [t for t in outline.topics if t.kind == "noise"]
+        assert noise
+        about = [t.queries[0].keys[0].key for t in noise]
+        assert len(about) == len(set(about))  # no duplicate noise topic
+        assert len(data["tasks"]["topics"]) == len(set(data["tasks"]["topics"]))
+        for topic in outline.topics:
+            assert not topic.queries[0].recap  # a recap is never first in its topic
+        assert sum(q.recap for q in queries) >= len(outline.samples)
+
+
+def test_every_item_type_is_mutated_somewhere_and_distractors_point_at_real_places():
+    kinds = Counter()
+    real = {f.location for f in FACTS.functions} | set(FACTS.files)
+    for seed in range(10):
+        for data in build_outlines(REPO, TARGETS, 16, seed, grid=True):
+            for sample in data["samples"]:
+                for item in sample["items"]:
+                    if item["truth"]:
+                        continue
+                    kinds[item["type"]] += 1
+                    if item["type"] in ("function_location", "internal_dependency"):
+                        assert item["locations"] and set(item["locations"]) <= real
+                        assert sample["namespace"] not in item["text"]
+    assert set(kinds) == {"function_location", "parameter_list", "core_functionality",
+                          "logical_constraint", "internal_dependency", "external_dependency"}
+
+
+def test_noise_is_written_from_the_repository():
+    data = build_outlines(REPO, TARGETS, 4, seed=5)[0]
+    real = {f.location for f in FACTS.functions} | set(FACTS.files)
+    targets = {s["path"] + "::" + s["namespace"].rsplit(".", 1)[-1] for s in data["samples"]}
+    for topic in data["topics"]:
+        if topic["kind"] == "noise":
+            keys = {k["key"] for q in topic["queries"] for k in q["keys"]}
+            assert len(keys) == 1 and keys <= real and not keys & targets
+            assert all(next(iter(keys)).split("::")[-1] in q["summary"]
+                       or next(iter(keys)) in q["summary"] for q in topic["queries"])
+
+
+def test_the_grid_is_even():
+    plan = grid_plan()
+    assert len(plan) == 16
+    assert Counter(k for _, k, _ in plan) == {1: 4, 2: 4, 3: 4, 4: 4}
+    assert Counter(b for b, _, _ in plan) == dict.fromkeys(L_BINS, 4)
+    assert Counter((k, s) for _, k, s in plan) == {(k, s): 2 for k in range(1, 5)
+                                                   for s in ("single-hop", "multi-hop")}
+    outlines = build_outlines(REPO, TARGETS, 16, seed=2, grid=True)
+    for data, ((low, high), k, subset) in zip(outlines, plan, strict=True):
+        assert len(data["samples"]) == k and data["subset"] == subset
+        assert low <= sum(len(t["queries"]) for t in data["topics"]) < high
 
 
 def test_same_seed_same_outlines_and_another_seed_differs():
@@ -48,52 +133,107 @@ def test_same_seed_same_outlines_and_another_seed_differs():
 
 def test_static_analysis_items_are_right():
     target = next(t for t in TARGETS if t.qualname == "order_total")
-    data = build_outline(REPO, [target], "x", 0)
-    items = {(i["type"], i["truth"]): i for i in data["samples"][0]["items"]}
-    assert items[("function_location", True)]["locations"] == [
-        "inventory/orders.py::order_total"]
-    assert items[("function_location", False)]["locations"] != [
-        "inventory/orders.py::order_total"]
-    assert items[("parameter_list", True)]["text"] == "`order_total` takes (lines, prices)."
+    data = build_outline(REPO, [target], "x", 0, facts=FACTS)
+    truths = {i["type"]: i for i in data["samples"][0]["items"] if i["truth"]}
+    assert truths["function_location"]["locations"] == ["inventory/orders.py::order_total"]
+    assert truths["parameter_list"]["text"] == "`order_total` takes (lines, prices)."
     internal = {i["locations"][0] for i in data["samples"][0]["items"]
-                if i["type"] == "internal_dependency"}
+                if i["type"] == "internal_dependency" and i["truth"]}
     assert {"inventory/money.py::parse_price", "inventory/text.py::normalize_sku"} <= internal
+    assert "raises InventoryError" in truths["logical_constraint"]["text"]
     external = [i["text"] for i in data["samples"][0]["items"]
-                if i["type"] == "external_dependency"]
+                if i["type"] == "external_dependency" and i["truth"]]
     assert external == ["`order_total` needs `Decimal` from the `decimal` module."]
-    stale = items[("logical_constraint", False)]["text"]
-    assert "never raises" in stale and "raises InventoryError" in \
-        items[("logical_constraint", True)]["text"]
 
 
-def test_builder_cli_writes_loadable_outlines(tmp_path):
+def test_no_true_item_is_in_the_agents_copy(tmp_path):
+    """The leak: every true item's text (and a stated requirement's sentence) is absent
+    from the prepared copy of each demo outline."""
+    for outline in load_outlines(DEMO / "outlines"):
+        copy = prepared_copy(REPO, [(s.path, s.function, s.tests) for s in outline.samples],
+                             tmp_path / outline.id)
+        text = " ".join(" ".join(p.read_text().split()) for p in copy.rglob("*")
+                        if p.is_file() and ".git" not in p.parts).casefold()
+        for sample in outline.samples:
+            for item in sample.items:
+                if not item.truth:
+                    continue
+                assert " ".join(item.text.split()).casefold() not in text, item
+                claim = item.text.split(": ", 1)[-1]
+                if item.type in ("core_functionality", "logical_constraint"):
+                    for sentence in claim.split(". "):
+                        assert " ".join(sentence.split()).casefold() not in text, item
+
+
+def test_sample_selection_keeps_the_demo_targets_and_drops_a_solvable_one(tmp_path, embedder):
+    files = dict(SHOP_FILES)
+    files["shop/legacy.py"] = (  # the answer sits in the repository under another name
+        '"""Old pricing, kept for the reports."""\nfrom shop.rounding import round_cents\n\n'
+        "TAX = 0.2\n\n\ndef with_tax(amount):\n"
+        '    """Return the amount with tax added, rounded to cents."""\n'
+        "    return round_cents(amount * (1 + TAX))\n")
+    repo = make_repo(tmp_path / "shop", files)
+    targets = [t for t in load_targets_from(tmp_path, {
+        "shop/prices.py::with_tax": ["tests/test_prices.py::test_with_tax"],
+        "shop/cart.py::Cart.total": ["tests/test_cart.py::test_total_with_tax"]})]
+    report = BuildRun(repo, targets, tmp_path / "out", seed=1, count=1).run(embedder)
+    dropped = {d["location"]: d for d in report["dropped"]}
+    assert list(dropped) == ["shop/prices.py::with_tax"]
+    assert "solvable from the repository alone" in dropped["shop/prices.py::with_tax"]["reason"]
+    assert dropped["shop/prices.py::with_tax"]["recall"] >= 0.5
+    saved = json.loads((tmp_path / "out" / "build-report.json").read_text())
+    assert saved["kept"] == 1 and saved["dropped"][0]["location"] == "shop/prices.py::with_tax"
+    outline = load_outlines(tmp_path / "out")[0]
+    assert [s.function for s in outline.samples] == ["Cart.total"]
+    facts = repo_facts(REPO)  # the demo's targets are not in their own repository
+    from replay._analyse import analyse
+
+    for target in TARGETS:
+        info = analyse(REPO, target, facts)
+        verdict, _ = check_target(REPO, target, info.signature, true_units(target, info),
+                                  embedder, tmp_path / "demo")
+        assert verdict.kept, verdict
+
+
+def load_targets_from(tmp_path, rows):
+    path = tmp_path / "targets.json"
+    path.write_text(json.dumps([{"location": k, "tests": v} for k, v in rows.items()]))
+    return load_targets(path)
+
+
+def test_builder_cli_writes_outlines_and_a_report(tmp_path, capsys):
     from replay.cli import main
 
     assert main(["build", str(REPO), "--targets", str(DEMO / "targets.json"),
-                 "--out", str(tmp_path), "--count", "3", "--seed", "9"]) == 0
+                 "--out", str(tmp_path), "--count", "4", "--seed", "9"]) == 0
     outlines = load_outlines(tmp_path)
-    assert [len(o.samples) for o in outlines] == [1, 2, 3]
+    assert [len(o.samples) for o in outlines] == [1, 2, 3, 4]
     assert (tmp_path / outlines[0].repo).resolve() == REPO.resolve()
+    report = json.loads((tmp_path / "build-report.json").read_text())
+    assert report["targets"] == len(TARGETS) and len(report["selection"]) == len(TARGETS)
+    assert "sample selection:" in capsys.readouterr().out
 
 
 def test_the_bundled_benchmark():
     outlines = load_outlines(DEMO / "outlines")
-    assert len(outlines) >= 8
-    assert {o.subset for o in outlines} == {"single-hop", "multi-hop"}
-    assert {len(o.samples) for o in outlines} == {1, 2, 3}
+    assert len(outlines) >= 16
+    assert {(len(o.samples), o.subset) for o in outlines} == {
+        (k, s) for k in range(1, 5) for s in ("single-hop", "multi-hop")}
     for outline in outlines:
         assert validate_rules(outline) == []
+        assert 30 <= len(outline.queries()) < 70
         assert (DEMO / "outlines" / outline.repo).resolve() == REPO.resolve()
-    assert len(TARGETS) >= 8
+    report = json.loads((DEMO / "outlines" / "build-report.json").read_text())
+    assert report["grid"] and report["kept"] >= 4
 
 
 def test_the_demo_repository_tests_are_real():
-    """They pass on the repository, and each fails once its target is stubbed."""
+    """They pass on the repository, and each fails once its target is removed."""
     limits = Limits(timeout=60.0)
     with Sandbox(REPO, limits=limits) as box:
         assert box.run(["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]).ok
         for target in TARGETS:
             original = box.read(target.path)
-            box.write(target.path, stub_function(original, target.qualname))
+            box.write(target.path, remove_function(original, target.qualname))
             assert not box.pytest(target.tests[0]).ok, target
             box.write(target.path, original)

@@ -8,6 +8,7 @@ import pytest
 
 from replay.mockuser import TemplateUser
 from replay.outline import OutlineError, load_outline, load_outlines, parse_outline, validate_rules
+from tests.replay.conftest import OUTLINE as OUTLINE_COPY
 
 
 def test_outline_loads_with_samples_topics_tasks(outline_file):
@@ -75,3 +76,27 @@ def test_template_user_is_byte_identical_for_a_seed_and_renders_every_item(outli
         if query.summary and not query.recap:
             assert query.summary in text
     assert "`shop/prices.py::with_tax`" in first[0][1]
+
+
+def test_rule_two_keeps_the_versions_of_a_unit_in_distinct_queries(outline_data):
+    # the stale tax rate asked together with the true one, in one query
+    outline_data["topics"][0]["queries"][1]["contains"] = ["s1-tax-old", "s1-tax"]
+    problems = validate_rules(parse_outline(outline_data))
+    assert "query q2: s1-tax-old and s1-tax are both of unit tax" in problems
+    # units are per sample: s1's and s2's "loc" units may share a query
+    data = json.loads(json.dumps(OUTLINE_COPY))
+    data["topics"][0]["queries"][0]["contains"] = ["s1-loc", "s2-loc"]
+    data["topics"][2]["queries"][0]["contains"] = ["s2-empty-old"]
+    assert validate_rules(parse_outline(data)) == []
+
+
+def test_prerequisites_are_asked_first_and_form_a_dag(outline_data):
+    items = outline_data["samples"][0]["items"]
+    items[0]["prereqs"] = ["dep"]  # the location (asked in q1) needs the dependency (q5)
+    assert validate_rules(parse_outline(outline_data)) == [
+        "s1/loc: asked before its prerequisite dep"]
+    items[1]["prereqs"] = ["loc"]
+    assert "s1: prerequisites form a cycle" in validate_rules(parse_outline(outline_data))
+    items[0]["prereqs"], items[1]["prereqs"] = [], ["nowhere"]
+    assert validate_rules(parse_outline(outline_data)) == [
+        "s1/dep: unknown prerequisite nowhere"]

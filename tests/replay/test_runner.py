@@ -114,10 +114,11 @@ def test_cli_writes_results_and_prints_a_table(tmp_path, outline_file, script, c
     results = json.loads((out / "results.json").read_text())
     assert set(results["backends"]) == {"full", "empty"}
     assert results["backends"]["full"]["compression"] == 1.0
-    assert 0 < results["backends"]["empty"]["compression"] < 1.0
+    assert results["backends"]["empty"]["compression"] > 1.0  # full / empty: less context
     assert results["backends"]["empty"]["pass@1"] == 1.0
     printed = capsys.readouterr().out
     assert "engram replay" in printed and "empty" in printed
+    assert "judge accuracy on the outlines' truth/distractor pairs" in printed
     assert main(["replay", str(tmp_path / "missing.json"), "--model", "scripted/t",
                  "--out", str(out)]) == 2
 
@@ -163,3 +164,72 @@ def test_one_outline_end_to_end_through_the_embedded_model(tmp_path, outline_fil
 
     turns = read_transcript(out / "conversations" / "shop-2__rag.jsonl").of_type("turn")
     assert len(turns) == 7 and all(t["assistant"] for t in turns)
+
+
+# -- the bundled demo with the context-reading scripted model ---------------------------------
+DEMO_BACKENDS = ["full", "empty", "rag", "oracle"]
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """All demo outlines x full, empty, rag, oracle; the model reads only its context."""
+    import asyncio
+
+    from memory.embed import get_embedder
+    from replay.cli import DEMO
+    from replay.outline import load_outlines
+    from replay.report import summarize
+    from tests.conftest import SCRIPT, _register_scripted
+    from tests.replay.reader import ContextReader
+
+    _register_scripted()
+    outlines = load_outlines(DEMO / "outlines")
+    reader = ContextReader(outlines, DEMO / "inventory")
+    SCRIPT.queue.clear()
+    SCRIPT.default, SCRIPT.count_prompt = reader, True
+    out = tmp_path_factory.mktemp("demo-reader")
+    replay = Replay(ReplayConfig(backends=DEMO_BACKENDS, model="scripted/reader", out=out,
+                                 repo=DEMO / "inventory", max_tokens=128),
+                    embedder=get_embedder())
+    try:
+        pairs = asyncio.run(replay.run(outlines))
+    finally:
+        replay.close()
+        SCRIPT.default, SCRIPT.count_prompt = "scripted answer", False
+    return summarize(pairs), pairs, reader
+
+
+def test_demo_orderings_hold_with_a_context_reading_model(demo_run):
+    summary, pairs, _ = demo_run
+    assert all(p["error"] is None for p in pairs)
+    rows = summary["backends"]
+    for key in ("recall", "pass@1"):
+        assert rows["oracle"][key] >= rows["full"][key] >= rows["empty"][key], key
+    assert rows["oracle"]["pass@1"] > rows["empty"]["pass@1"]  # normalization is defined
+    assert rows["full"]["normalized_pass@1"] is not None
+    assert rows["rag"]["normalized_pass@1"] is not None
+    multi = summary["by_subset"]["multi-hop"]
+    assert multi["rag"]["recall"] < multi["full"]["recall"]
+    assert rows["oracle"]["stale"] == 0.0 and rows["full"]["stale"] > 0.0
+    assert rows["full"]["compression"] == 1.0 and rows["oracle"]["compression"] > 1.0
+
+
+def test_demo_judge_tells_truths_from_distractors(demo_run, capsys):
+    summary, _, _ = demo_run
+    check = summary["judge_check"]
+    with capsys.disabled():
+        print(f"\njudge accuracy on the demo's truth/distractor pairs: {check['accuracy']:.3f} "
+              f"({check['correct']}/{check['checks']})")
+    assert check["checks"] > 0 and check["accuracy"] >= 0.9
+
+
+@pytest.mark.xfail(reason="needs the rebuilt demo (issue 12 items 1-3: targets deleted from the "
+                          "agent's copy); remove this mark once it has landed", strict=False)
+def test_demo_empty_cannot_see_the_truths(demo_run):
+    """Nothing leaks from the repository: the target functions and their tests are gone
+    from the agent's copy, so the empty backend finds (almost) no true item."""
+    summary, _, reader = demo_run
+    assert summary["backends"]["empty"]["recall"] < 0.2
+    assert summary["backends"]["empty"]["pass@1"] == 0.0
+    assert ("code" in {d for _, d in reader.decisions}) and ("stub" in {
+        d for _, d in reader.decisions})

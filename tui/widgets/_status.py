@@ -1,4 +1,4 @@
-"""The status line: repository, branch, HEAD, model, backend, tokens, cost."""
+"""The status line: repository, branch, HEAD, model, backend, index readiness, tokens, cost."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ class StatusBar(Static):
     """HEAD commit (short)."""
     model: reactive[str] = reactive("")
     """The model answering."""
+    model_loading: reactive[bool] = reactive(False)
+    """The embedded model is loading in the background."""
     backend: reactive[str] = reactive("")
     """The memory backend."""
     last_tokens: reactive[int] = reactive(0)
@@ -27,13 +29,18 @@ class StatusBar(Static):
     """Tokens of the whole session."""
     cost: reactive[float] = reactive(0.0)
     """Cost in USD where litellm knows the model's prices."""
+    index: reactive[str] = reactive("")
+    """The repository index: "…" (not opened yet), "3/120" (building), "ready", "failed"."""
     note: reactive[str] = reactive("")
     """A short state note (indexing progress, catching up)."""
 
     def render(self) -> str:
         parts = [f"{self.repo} {self.branch}@{self.head}" if self.repo else "engram",
-                 f"model {self.model}", f"backend {self.backend}",
-                 f"last {self.last_tokens} tok", f"session {self.session_tokens} tok"]
+                 f"model {self.model}" + (" (loading…)" if self.model_loading else ""),
+                 f"backend {self.backend}"]
+        if self.index:
+            parts.append(f"index {self.index}")
+        parts += [f"last {self.last_tokens} tok", f"session {self.session_tokens} tok"]
         if self.cost:
             parts.append(f"${self.cost:.4f}")
         if self.note:

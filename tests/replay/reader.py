@@ -1,0 +1,156 @@
+"""A context-reading scripted model (tests only): it can say only what its prompt holds.
+
+Unlike a model that answers from the test's own knowledge, this one makes the
+information flow through the context the backend built:
+
+- topics: the functions named (in backticks) in the prompt and the questions asked in
+  it, one per line;
+- extraction: the prose lines of the prompt that mention the function asked about
+  (stale and true statements alike: it does not resolve revisions), after a preamble;
+- generation: the target's original code only when the prompt holds it (a leak), or
+  when the prompt holds at least half of the sample's true items AND, for every unit
+  that was revised, the true statement is the last one said; else a stub that fails
+  its tests;
+- memory prompts (Mem0's extraction and update, CodeMem's judge and notes): literal,
+  from the exchange in the prompt (every sentence of the developer's message is a fact,
+  every fact is ADDed; CodeMem keeps its context);
+- anything else: "Noted.".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from replay.outline import Item, Outline, Sample
+from replay.prepare import find_function
+from replay.tasks import TOPICS_QUERY
+
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+MARKER = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
+OPENER = re.compile(r"^(?:Next|Another thing|Now|Also|Moving on|To recap|Recap|"
+                    r"Quick recap before we go on)[:,]\s*", re.I)
+NAMED = re.compile(r"`([A-Za-z_][\w.]*)`")
+
+
+def norm(text: str) -> str:
+    return " ".join(text.replace("`", "").split()).casefold()
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines of ``text`` outside code blocks, list markers and openers stripped."""
+    out, in_code = [], False
+    for raw in text.splitlines():
+        if raw.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        line = OPENER.sub("", MARKER.sub("", raw).strip())
+        if not in_code and line and not line.startswith(("#", "(See ")):
+            out.append(line)
+    return out
+
+
+class ContextReader:
+    """The scripted model's reply function: ``ContextReader(outlines, repo)(messages)``."""
+
+    def __init__(self, outlines: list[Outline], repo: Path) -> None:
+        self.outlines = outlines
+        self.repo = repo
+        self.decisions: list[tuple[str, str]] = []  # (sample namespace, "code" | "stub")
+
+    def __call__(self, messages: list[dict[str, Any]]) -> str:
+        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+        last = str(messages[-1]["content"])
+        prompt = "\n".join(str(m["content"]) for m in messages[:-1])
+        memory = self.memory_reply(system, last)
+        if memory is not None:
+            return memory
+        if last == TOPICS_QUERY:
+            return self.topics(prompt)
+        for outline in self.outlines:
+            for sample in outline.samples:
+                if outline.tasks.extract.get(sample.id) == last:
+                    return self.extract(sample, prompt)
+        candidates = [s for o in self.outlines for s in o.samples
+                      if o.tasks.generate.get(s.id) == last]
+        if candidates:
+            return self.generate(candidates, prompt)
+        return "Noted."
+
+    # -- the tasks -----------------------------------------------------------------------
+    def topics(self, prompt: str) -> str:
+        found: list[str] = []
+        for line in prose_lines(prompt):
+            found += [f"implementing `{name}`" for name in NAMED.findall(line)
+                      if "/" not in name]
+            if line.endswith("?"):
+                found.append(line)
+        listed = "\n".join(f"- {t}" for t in dict.fromkeys(found))
+        return f"Here are the topics so far:\n{listed}" if listed else "No topics yet."
+
+    def extract(self, sample: Sample, prompt: str) -> str:
+        name = sample.function.split(".")[-1]
+        pattern = re.compile(rf"\b{re.escape(name)}\b")
+        lines = [line for line in prose_lines(prompt)
+                 if pattern.search(line) and line.endswith(".") and " " in line]
+        listed = "\n".join(f"- {t}" for t in dict.fromkeys(lines))
+        return f"Here is what we settled about `{name}`:\n{listed}" if listed else \
+            f"We have not settled anything about `{name}`."
+
+    def original(self, sample: Sample) -> str:
+        source = (self.repo / sample.path).read_text("utf-8")
+        span = find_function(source, sample.function)
+        return "\n".join(source.splitlines()[span.start:span.end + 1])
+
+    def generate(self, candidates: list[Sample], prompt: str) -> str:
+        said = norm(prompt)
+        sample = max(candidates, key=lambda s: sum(position(i, said) >= 0 for i in s.items))
+        code = self.original(sample)
+        body = norm("\n".join(code.splitlines()[1:]))
+        if (body and body in said) or settled(sample, said):
+            self.decisions.append((sample.namespace, "code"))
+            return f"```python\n{code}\n```"
+        self.decisions.append((sample.namespace, "stub"))
+        name = sample.function.split(".")[-1]
+        params = sample.signature.split("(", 1)[1].rsplit(")", 1)[0] if "(" in \
+            sample.signature else ""
+        return f"```python\ndef {name}({params}):\n    raise NotImplementedError\n```"
+
+    # -- memory operations of the backends -------------------------------------------------
+    def memory_reply(self, system: str, last: str) -> str | None:
+        if system.startswith("You keep the long-term memory"):
+            user = last.split("\n\nAssistant:", 1)[0].removeprefix("Developer: ")
+            facts = [s.strip() for s in SENTENCE.split(user) if 12 < len(s.strip()) <= 300]
+            return json.dumps({"facts": facts[:5]})
+        if system.startswith("You keep a coding assistant's memory consistent"):
+            count = len(re.findall(r"^\s*F?\d+[.:)]", last.split("New facts", 1)[-1], re.M))
+            return json.dumps({"operations": [{"fact": i, "op": "ADD", "memory": -1,
+                                               "text": ""} for i in range(count)]})
+        if system.startswith("You manage the code context"):
+            return '{"decision": "KEEP"}'
+        if system.startswith(("You help a coding assistant", "You keep the change log")):
+            return "One sentence about the change."
+        return None
+
+
+def position(item: Item, said: str) -> int:
+    """Where the item is last stated in ``said`` (every sentence of it present), else -1."""
+    parts = [norm(p) for p in SENTENCE.split(item.text) if p.strip()]
+    if not parts or any(p not in said for p in parts):
+        return -1
+    return said.rfind(parts[0])
+
+
+def settled(sample: Sample, said: str) -> bool:
+    """At least half of the true items are in the prompt, and each revised unit's latest
+    statement is its true one."""
+    true = [i for i in sample.items if i.truth]
+    if not true or sum(position(i, said) >= 0 for i in true) * 2 < len(true):
+        return False
+    for item in true:
+        stale = [o for o in sample.items if not o.truth and o.unit == item.unit]
+        if stale and position(item, said) <= max(position(o, said) for o in stale):
+            return False
+    return True
