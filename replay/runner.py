@@ -26,17 +26,17 @@ from memory.llm import LLM, LLMConfig
 from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
+from replay._codeif import IterativeOptions
 from replay.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
 from replay.llmuser import LLMUser, ReferenceQueries
 from replay.matcher import TaskPacks
-from replay.metrics import iterative
 from replay.mockuser import TemplateUser, user_label
 from replay.oracle import OracleBackend
 from replay.outline import Outline
 from replay.prepare import stubbed_copy
 from replay.sandbox import Limits
 from replay.sources import Iterative, Recorded, Source
-from replay.tasks import as_dict, iterative_turn, outline_tasks, safe_name
+from replay.tasks import as_dict, grade_turn, iterative_scores, outline_tasks, safe_name
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (pair label, done, total)
@@ -65,6 +65,7 @@ class ReplayConfig:
     judge_model: str | None = None  # set: an LLM judges set matches, else MiniLM
     limits: Limits = field(default_factory=lambda: Limits(timeout=60.0))
     iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
+    iterative: IterativeOptions = field(default_factory=IterativeOptions)  # mode, code prep
 
 
 def source_id(source: Source) -> str:
@@ -249,17 +250,14 @@ class Replay:
             self._tick(label, n + 1, total + 1)
 
     async def _iterate(self, agent: Agent, task: Iterative, label: str) -> dict[str, Any]:
-        introduced: list[list[str]] = []
-        passed: list[set[str]] = []
+        graded = []
         for n, step in enumerate(task.steps):
             turn = await agent.ask(step.instruction)
-            ids, ok = await iterative_turn(task, n, turn.assistant, self.config.iterative_limits)
-            introduced.append(ids)
-            passed.append(ok)
+            graded.append(await asyncio.to_thread(grade_turn, task, n, turn.assistant,
+                                                  self.config.iterative_limits,
+                                                  self.config.iterative))
             self._tick(label, n + 1, len(task.steps) + 1)
-        follow = iterative(introduced, passed)
-        return {"ia": [f.ia for f in follow], "ca": [f.ca for f in follow],
-                "ifr": [f.ifr for f in follow]}
+        return iterative_scores(graded)  # per turn under "turns"; IA only where tests are
 
     # -- the run -----------------------------------------------------------------------------
     def finished(self) -> set[tuple[str, str]]:

@@ -214,14 +214,17 @@ async def iterative_turn(task: Iterative, turn: int, answer: str, limits: Limits
 
 
 def iterative_scores(graded: list[Graded]) -> dict[str, Any]:
-    """A conversation's IA / CA / IFR: per turn (None where undefined: a turn with no tests
-    has no IA) under ``turns``, and as flat lists of the defined values (for pooling)."""
+    """A conversation's IA / CA / IFR: per turn under ``turns`` (None where undefined: a
+    turn with no tests has no IA, an ungraded turn nothing), and as flat lists of the
+    defined values for pooling. The flat ``ifr`` keeps a first slot for the first turn,
+    where nothing can be forgotten (0.0), which pooled reports leave out."""
     scores = follow([g.introduced for g in graded], [g.graded for g in graded],
                     [g.passed for g in graded])
     per_turn = {key: [getattr(s, key) if s is not None else None for s in scores]
                 for key in ("ia", "ca", "ifr")}
-    return {**{k: [v for v in values if v is not None] for k, values in per_turn.items()},
-            "turns": per_turn, "verdicts": [g.verdict for g in graded]}
+    flat = {k: [v for v in values if v is not None] for k, values in per_turn.items()}
+    flat["ifr"] = [0.0, *(v for v in per_turn["ifr"][1:] if v is not None)] if graded else []
+    return {**flat, "turns": per_turn, "verdicts": [g.verdict for g in graded]}
 
 
 def safe_name(text: str) -> str:

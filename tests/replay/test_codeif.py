@@ -3,6 +3,7 @@ IA without test-less turns, the test timeout, methods found inside their class."
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -104,6 +105,7 @@ def test_ia_leaves_out_a_turn_without_tests():
     assert scores["ia"] == [1.0, 1.0]
     assert scores["turns"]["ca"] == [1.0, 1.0, 0.5]
     assert scores["turns"]["ifr"] == [None, 0.0, 1.0]  # f() == 1 was passed, now fails
+    assert scores["ifr"] == [0.0, 0.0, 1.0] and scores["verdicts"] == [True, True, False]
 
 
 def test_follow_skips_ungraded_turns():
@@ -124,3 +126,27 @@ def test_the_extractor_finds_a_method_inside_its_class():
     assert extract_target(top, "Cart.total") == "def total(self):\n    return 0"
     assert extract_target("no code", "Cart.total") is None
     assert extract_target(answer, "Cart.missing") is None
+
+
+async def test_a_replay_grades_iterative_turns_in_the_chosen_mode(tmp_path, script, embedder):
+    from replay.runner import Replay, ReplayConfig
+
+    path = tmp_path / "own.json"
+    path.write_text(json.dumps({"tasks": [{"id": "f", "turns": [
+        {"instruction": "write f returning 1", "tests": ["assert f() == 1"]},
+        {"instruction": "why?", "tests": []},
+        {"instruction": "make it 2", "tests": ["assert f() == 2"]}]}]}))
+    script.push("```python\ndef f():\n    return 1\n```", "Because.",
+                "```python\ndef f():\n    return 2\n```")
+    config = ReplayConfig(backends=["full"], model="scripted/t", out=tmp_path / "run",
+                          max_tokens=64, iterative=IterativeOptions("cumulative", "codeif"),
+                          iterative_limits=LIMITS)
+    replay = Replay(config, embedder=embedder)
+    try:
+        pairs = await replay.run(load_source(path))
+    finally:
+        replay.close()
+    it = pairs[0]["iterative"]
+    assert it["turns"]["ia"] == [1.0, None, 1.0]  # "Because." has no tests: no IA, not 0
+    assert it["verdicts"] == [True, False, False]  # turn 1's answer has no code at all
+    assert it["turns"]["ifr"] == [None, 1.0, 1.0]
