@@ -64,15 +64,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="code taken from an iterative answer: engram (every fenced "
                              "block) or codeif (the benchmark's: first ```python block, "
                              "indented docstrings and blank lines stripped)")
-    parser.add_argument("--iterative-mode", choices=["all", "category", "cumulative"],
-                        default="all",
-                        help="tests grading an iterative turn: all (every test so far), or "
-                             "CodeIF-Bench's category / cumulative modes")
-    parser.add_argument("--code-prep", choices=["engram", "codeif"], default="engram",
-    from replay._codeif import IterativeOptions
-                        help="code taken from an iterative answer: engram (every fenced "
-                             "block) or codeif (the benchmark's: first ```python block, "
-                             "indented docstrings and blank lines stripped)")
     return parser
 
 
@@ -85,7 +76,6 @@ def _config(args: argparse.Namespace) -> Any:
     from replay.sandbox import Limits
 
     user = choose_user(args.mock_user, args.model or default_model(), args.user_model)
-        iterative=IterativeOptions(args.iterative_mode, args.code_prep),
     out = args.out or Path("replay-runs") / f"{args.source.stem}"
     return ReplayConfig(
         backends=[b.strip() for b in args.backends.split(",") if b.strip()],
