@@ -250,11 +250,13 @@ def build_outline(repo: Path, targets: list[Target], oid: str, seed: int, *,
     rng = random.Random(f"{seed}:{oid}")
     facts = facts if facts is not None else repo_facts(repo)
     length = length if length is not None else rng.randrange(MIN_QUERIES, MAX_QUERIES)
-    exclude = {t.location for t in targets}
+    infos = [analyse(repo, target, facts) for target in targets]
+    # distractors never point at a removed target nor at a true dependency of the outline
+    exclude = {t.location for t in targets} | {f"{path}::{name}" for info in infos
+                                               for name, path in info.internal}
     samples = []
-    for n, target in enumerate(targets):
+    for n, (target, info) in enumerate(zip(targets, infos, strict=True)):
         sid = f"s{n + 1}"
-        info = analyse(repo, target, facts)
         items = sample_items(target, info, facts, rng, sid, (cores or {}).get(target.namespace),
                              (rewrites or {}).get(target.namespace), exclude)
         samples.append({"id": sid, "namespace": target.namespace, "path": target.path,
@@ -272,9 +274,10 @@ def build_outline(repo: Path, targets: list[Target], oid: str, seed: int, *,
         raise BuildError(f"{oid}: {len(targets)} samples do not fit in {length} queries")
     noise_n = length - tasks
     low = max(1, len(gaps), math.ceil(noise_n / MAX_NOISE_TOPIC))
-    available = len(subjects(facts, exclude))
+    removed = {t.location for t in targets}
+    available = len(subjects(facts, removed))
     count = rng.randint(low, max(low, min(noise_n // 3, available)))
-    noise = noise_topics(facts, exclude, _sizes(noise_n, count, rng), rng)
+    noise = noise_topics(facts, removed, _sizes(noise_n, count, rng), rng)
     slots: dict[int, list[dict]] = {}
     for j, topic in enumerate(noise):  # separators first, then anywhere
         gap = gaps[j] if j < len(gaps) else rng.randrange(len(merged) + 1)

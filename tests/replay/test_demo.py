@@ -44,10 +44,14 @@ def test_demo_with_the_scripted_model_on_two_outlines(tmp_path, script):
         assert row["pairs"] == 2 and row["errors"] == 0, name
         assert row["pass@1"] == 1.0, name  # the original code passes its real tests
         assert row["recall"] is not None and row["context_tokens"] > 0
-    assert backends["oracle"]["recall"] == 1.0 and backends["oracle"]["stale"] == 0.0
+    # distractors point at real code (LoCoEval 3.1.2), which top-10 retrieval may show
+    assert backends["oracle"]["recall"] == 1.0
+    assert backends["oracle"]["stale"] == min(row["stale"] for row in backends.values())
     assert backends["full"]["recall"] == 1.0 and backends["full"]["stale"] > 0
     assert backends["full"]["compression"] == 1.0
-    assert backends["empty"]["compression"] < backends["rag"]["compression"] < 1.0
+    # compression = full's tokens / the backend's (higher = less context)
+    assert backends["empty"]["compression"] > backends["rag"]["compression"] > 1.0
+    assert backends["empty"]["recall"] < 0.3  # the answers are not in the agent's copy
     assert backends["empty"]["normalized_pass@1"] is None  # oracle == empty: undefined
     names = sorted(p.name for p in (out / "conversations").iterdir())
     assert len(names) == 8 and all(n.endswith(".jsonl") for n in names)
