@@ -237,3 +237,24 @@ def test_the_demo_repository_tests_are_real():
             box.write(target.path, remove_function(original, target.qualname))
             assert not box.pytest(target.tests[0]).ok, target
             box.write(target.path, original)
+
+
+async def test_llm_rewrites_of_distractors_and_their_fallback(script):
+    from memory.llm import LLM, LLMConfig
+    from replay._analyse import analyse
+    from replay._distract import RewriteStats, llm_rewrites
+
+    target = next(t for t in TARGETS if t.qualname == "order_total")
+    units = [u for u in true_units(target, analyse(REPO, target, FACTS))
+             if u.type in ("core_functionality", "logical_constraint")]
+    script.push('{"distractors": ["`order_total` ignores unknown SKUs."]}',
+                "not json at all", "still not json")
+    stats = RewriteStats()
+    got = await llm_rewrites(LLM(LLMConfig(model="scripted/t")), "order_total", units, stats)
+    assert got == {units[0].key: ["`order_total` ignores unknown SKUs."]}
+    assert stats.asked == 2 and stats.fallbacks == 1  # the second unit: templates
+    data = build_outline(REPO, [target], "x", 0, facts=FACTS,
+                         rewrites={target.namespace: got})
+    stale = [i["text"] for i in data["samples"][0]["items"]
+             if not i["truth"] and i["unit"] == f"s1:{units[0].key}"]
+    assert not stale or stale[0] == "`order_total` ignores unknown SKUs."
