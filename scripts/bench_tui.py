@@ -1,18 +1,21 @@
-"""Benchmark the app in a real pseudo-terminal (pexpect), offline.
+"""Benchmark the app in a real pseudo-terminal (pexpect), offline, as whole processes.
 
-    .venv/bin/python scripts/bench_tui.py [REPO]
+    .venv/bin/python scripts/bench_tui.py [--repo REPO] [--runs 5] [--quick]
 
-1. Time from process start to the first frame (the status bar painted).
-2. Keystroke-to-echo latency while local/smollm2 streams an answer.
-3. Time to switch to a non-LLM backend (full, rag) after 50 turns
-   (turns loaded from a recorded session with `-c`).
+On the ~120k-line benchmark tree of bench_index.py (or ``--repo``), index already built:
+
+1. Time from process start to the first frame (the status bar painted), median of runs.
+2. Time from process start until the status bar says the index is ready.
+3. (not with ``--quick``) keystroke-to-echo latency while local/smollm2 streams an
+   answer, and the time to switch to a non-LLM backend (full, rag) after 50 turns
+   (turns loaded from a recorded session with ``-c``).
 """
 
 from __future__ import annotations
 
-import os
-import re
+import argparse
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -20,21 +23,25 @@ from pathlib import Path
 
 import pexpect
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _bench import bench_env, build_tree, engram, load, print_table, repeat
 
 
 def spawn(args: list[str], data: Path) -> pexpect.spawn:
-    env = {**os.environ, "TERM": "xterm-256color", "HF_HUB_OFFLINE": "1",
-           "ENGRAM_CONFIG": str(data / "c.json")}
-    return pexpect.spawn(sys.executable, ["-m", "tui.cli", *args, "--data-dir", str(data)],
+    env = {**bench_env(data / "home", TERM="xterm-256color",
+                       ENGRAM_CONFIG=str(data / "c.json"))}
+    cmd = engram()
+    return pexpect.spawn(cmd[0], [*cmd[1:], *args, "--data-dir", str(data)],
                          env=env, dimensions=(40, 120), timeout=300, encoding="utf-8",
                          codec_errors="replace")
 
 
-def first_frame(repo: Path, data: Path) -> float:
+def until(repo: Path, data: Path, text: str) -> float:
+    """Seconds from process start until ``text`` is on the screen."""
     start = time.perf_counter()
     child = spawn([str(repo), "--model", "local/smollm2"], data)
-    child.expect("backend full")
+    child.expect(text)
     elapsed = time.perf_counter() - start
     child.sendcontrol("q")
     child.expect(pexpect.EOF)
@@ -43,9 +50,8 @@ def first_frame(repo: Path, data: Path) -> float:
 
 def echo_latency(repo: Path, data: Path) -> list[float]:
     child = spawn([str(repo), "--model", "local/smollm2", "--max-tokens", "300"], data)
-    child.expect("local/smollm2")
-    time.sleep(20)  # boot and index
-    child.send("Explain migrate and connect in detail.\r")
+    child.expect("index ready")
+    child.send("Explain how colors are parsed, in detail.\r")
     time.sleep(25)  # the model is loaded and streaming by now
     latencies = []
     for i in range(10):
@@ -73,7 +79,7 @@ def record_session(repo: Path, data: Path, turns: int) -> None:
         writer.write({"type": "session", "id": "bench-50", "repo": str(repo),
                       "model": "local/smollm2", "backend": "empty"})
         for i in range(turns):
-            writer.write(Turn(i, f"question {i} about migrations and forms",
+            writer.write(Turn(i, f"question {i} about colors and consoles",
                               f"answer {i}: " + "words " * 60).to_record())
 
 
@@ -91,17 +97,34 @@ def switch_time(repo: Path, data: Path, backend: str) -> float:
 
 
 def main() -> None:
-    repo = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repo", type=Path, default=None,
+                        help="default: a copy of the installed textual + rich sources")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true",
+                        help="only first frame and index readiness")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
-        only_switch = os.environ.get("BENCH_ONLY_SWITCH")
-        frames = [first_frame(repo, data) for _ in range(1 if only_switch else 3)]
-        print(f"first frame: {', '.join(f'{f:.2f}s' for f in frames)} "
-              f"(median {statistics.median(frames):.2f}s)")
-        if not only_switch:
-            lat = echo_latency(repo, data)
-            print(f"keystroke echo while streaming: median {statistics.median(lat):.0f} ms, "
-                  f"max {max(lat):.0f} ms over {len(lat)} keys")
+        repo = args.repo
+        if repo is None:
+            repo = data / "tree"
+            print(f"tree: {build_tree(repo)} lines of Python")
+        # the index exists already, as on any start but the first
+        subprocess.run([*engram(), "index", "--repo", str(repo), "--data-dir", str(data)],
+                       env=bench_env(data / "home"), check=True, capture_output=True)
+        rows = [
+            ("app first frame (status bar painted)",
+             repeat(args.runs, lambda i: until(repo, data, "backend full")), "<= 0.5 s"),
+            ("app start until index ready (built before)",
+             repeat(args.runs, lambda i: until(repo, data, "index ready")), "-"),
+        ]
+        print_table(f"the app, whole processes, median of {args.runs} ({load()})", rows)
+        if args.quick:
+            return
+        lat = echo_latency(repo, data)
+        print(f"keystroke echo while streaming: median {statistics.median(lat):.0f} ms, "
+              f"max {max(lat):.0f} ms over {len(lat)} keys")
         record_session(repo, data, 50)
         for backend in ("full", "rag"):
             print(f"switch to {backend} after 50 turns: {switch_time(repo, data, backend):.2f}s")

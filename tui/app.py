@@ -49,6 +49,13 @@ async def _open_session(options: AppOptions, transcript: Path | None) -> Any:
     return await open_app_session(options, transcript)
 
 
+def _build_index(options: AppOptions, progress: Any) -> Any:
+    """Runs in a thread: imports and builds off the UI thread."""
+    from tui.session import build_index
+
+    return build_index(options, progress)
+
+
 def _local_model_name(model: str | None) -> str | None:
     """``smollm2`` for ``local/smollm2``; None for a remote model."""
     if model is None:
@@ -95,6 +102,7 @@ class EngramApp(App[None]):
         self._busy = False
         self._booted = asyncio.Event()
         self._warming = False
+        self._index: Any = None  # memory.repo.RepoIndex once built
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -116,7 +124,11 @@ class EngramApp(App[None]):
         status.index = "…"
         status.note = "starting…"
         self.query_one(PromptArea).focus()
-        self.call_after_refresh(self.boot)  # the first frame is painted before any engine work
+        self.call_after_refresh(self._start)  # the first frame is painted before engine work
+
+    def _start(self) -> None:
+        self.boot()
+        self.index_repo()  # concurrently: the index needs no session
 
     @property
     def backend_name(self) -> str:
@@ -161,15 +173,14 @@ class EngramApp(App[None]):
         if self.agent.turns:
             self.notify(f"resumed {len(self.agent.turns)} turns of session {self.session_id}")
         self._update_usage()
+        if self._index is not None:
+            self.agent.env.repo = self._index
         self._booted.set()
-        self.index_repo()
         if self.options.pick_session and transcript is None:
             self.action_sessions()
 
     @work(exclusive=True, group="index")
     async def index_repo(self) -> None:
-        from tui.session import build_index
-
         status = self.query_one(StatusBar)
         last = [0.0]
 
@@ -182,12 +193,14 @@ class EngramApp(App[None]):
 
         try:
             index, report = await self.engine.run(
-                asyncio.to_thread(build_index, self.agent.env, self.options, progress))
+                asyncio.to_thread(_build_index, self.options, progress))
         except Exception as exc:
             status.index = "failed"
             self.notify(f"indexing failed: {exc}", severity="error", timeout=20)
             return
-        self.agent.env.repo = index
+        self._index = index
+        if self.agent is not None:
+            self.agent.env.repo = index
         status.index = "ready"
         self.notify(f"index ready: {report.summary()}", timeout=6)
 

@@ -66,12 +66,12 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
     return Booted(agent, home, session_id, _git.branch(root), _git.head(root))
 
 
-def build_index(env: BackendEnv, options: Any,
-                progress: Progress | None = None) -> tuple[RepoIndex, IndexReport]:
-    """Open and refresh the repository index (blocking; run it in a thread)."""
+def build_index(options: Any, progress: Progress | None = None) -> tuple[RepoIndex, IndexReport]:
+    """Open and refresh the repository index (blocking; run it in a thread). Needs no
+    session, so the app builds it while the session opens."""
     root = repo_root(options.repo)
     index = RepoIndex(root, Store(repo_home(root, options.data_dir) / "index.lance"),
-                      env.embedder)
+                      LazyEmbedder())  # the process-wide MiniLM, as the backends' embedder
     report = index.refresh(progress)
     index.warm()  # read the catalog and load the embedder now, not at the first query
     return index, report
