@@ -79,19 +79,28 @@ class EmbedJudge:
     threshold: float = THRESHOLD
     name: str = "embed"
     stale_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    items: tuple[str, ...] = ()  # every item text of the bound outline
 
     @property
     def matcher(self) -> EmbedMatcher:
         return EmbedMatcher(self.embedder, self.threshold)
 
     def for_outline(self, outline: Outline) -> EmbedJudge:
-        return replace(self, stale_of=stale_texts(outline))
+        texts = tuple(dict.fromkeys(i.text for s in outline.samples for i in s.items))
+        return replace(self, stale_of=stale_texts(outline), items=texts)
 
     def relation(self, predicted: Sequence[str], truth: Sequence[str],
                  rivals: Sequence[Sequence[str]] | None = None) -> set[tuple[int, int]]:
+        """Matches of ``predicted`` against ``truth``. Bound to an outline, each true item
+        must beat its unit's distractors and, when ``truth`` are items (extraction), the
+        outline's other items are decoys: a statement about another sample's item does
+        not count for this sample."""
         if rivals is None:
             rivals = [self.stale_of.get(t, ()) for t in truth]
-        return self.matcher.relation(predicted, truth, rivals)
+        known = set(self.items)
+        decoys = ([t for t in self.items if t not in set(truth)]
+                  if truth and all(t in known for t in truth) else [])
+        return self.matcher.relation(predicted, truth, rivals, decoys)
 
     def score(self, predicted: list[str], truth: list[str]) -> Scores:
         return set_f1(len(predicted), len(truth), self.relation(predicted, truth))
@@ -211,11 +220,16 @@ async def judge_accuracy(judge: EmbedJudge | LLMJudge, outline: Outline) -> dict
     checks = pair_checks(unit_pairs(outline))
     if not checks:
         return {"checks": 0, "correct": 0, "accuracy": None, "judge": judge.name}
+    if isinstance(judge, LLMJudge):  # its own counters: a pair's stats are its tasks'
+        judge = replace(judge, calls=0, parse_failures=0, errors=0)
     statements = list(dict.fromkeys(c[0] for c in checks))
     truths = list(dict.fromkeys(c[1] for c in checks))
     rivals = [sorted({c[2] for c in checks if c[1] == t}) for t in truths]
     pairs = await judge.relation_async(statements, truths, rivals)
     correct = sum(((statements.index(text), truths.index(true)) in pairs) == expected
                   for text, true, _, expected in checks)
-    return {"checks": len(checks), "correct": correct, "accuracy": correct / len(checks),
-            "judge": judge.name}
+    out = {"checks": len(checks), "correct": correct, "accuracy": correct / len(checks),
+           "judge": judge.name}
+    if isinstance(judge, LLMJudge):
+        out["stats"] = judge.stats()
+    return out

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 THRESHOLD = 0.75
 TIE = 1e-6  # two references this close to a statement are both its nearest
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 _MARKER = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 
 
@@ -44,14 +43,17 @@ class EmbedMatcher:
     threshold: float = THRESHOLD
 
     def relation(self, predicted: Sequence[str], references: Sequence[str],
-                 rivals: Sequence[Sequence[str]] | None = None) -> set[tuple[int, int]]:
+                 rivals: Sequence[Sequence[str]] | None = None,
+                 decoys: Sequence[str] = ()) -> set[tuple[int, int]]:
         """The pairs (i, j) where ``predicted[i]`` matches ``references[j]``;
-        ``rivals[j]`` are the texts reference j must beat (its unit's distractors)."""
+        ``rivals[j]`` are the texts reference j must beat (its unit's distractors);
+        ``decoys`` take part in "nearest" but are never matched (the other items of the
+        outline: a statement about another sample's item is not about this one's)."""
         if not predicted or not references:
             return set()
         rivals = rivals or [()] * len(references)
         rival_texts = list(dict.fromkeys(t for group in rivals for t in group))
-        texts = list(dict.fromkeys([*predicted, *references, *rival_texts]))
+        texts = list(dict.fromkeys([*predicted, *references, *rival_texts, *decoys]))
         where = {t: n for n, t in enumerate(texts)}
         vectors = _unit_vectors(self.embedder, texts)
         pred = vectors[[where[p] for p in predicted]]
@@ -59,7 +61,8 @@ class EmbedMatcher:
         sims = np.einsum("ij,kj->ik", pred, vectors)
         ref_cols = [where[r] for r in references]
         ref_sims = sims[:, ref_cols]
-        nearest = ref_sims.max(axis=1)
+        nearest = sims[:, list(dict.fromkeys([*ref_cols, *(where[d] for d in decoys)]))].max(
+            axis=1)
         out: set[tuple[int, int]] = set()
         for j, group in enumerate(rivals):
             cols = [where[t] for t in group if t != references[j]]
@@ -107,29 +110,27 @@ def pair_checks(pairs: list[tuple[str, str]]) -> list[Check]:
 
 # -- reader-free context metrics -------------------------------------------------------------
 def statements(text: str) -> list[str]:
-    """The statements of a context: its lines (list markers stripped) and, for lines of
-    several sentences, each sentence too."""
+    """The statements of a context: its lines, list markers stripped (one fact per line, as
+    the mock user says items and memories are shown). Lines are not cut into sentences: a
+    stale "Scratch that: ... Not: <the true text>" would otherwise yield the truth."""
     out: list[str] = []
     for line in text.splitlines():
         line = _MARKER.sub("", line).strip()
-        if len(line) < 8 or line.startswith("```"):
-            continue
-        out.append(line)
-        parts = [p.strip() for p in _SENTENCE.split(line) if len(p.strip()) >= 8]
-        if len(parts) > 1:
-            out.extend(parts)
+        if len(line) >= 8 and not line.startswith("```"):
+            out.append(line)
     return list(dict.fromkeys(out))
 
 
-def context_metrics(matcher: EmbedMatcher, sample: Sample,
-                    pack: ContextPack) -> tuple[float, float]:
+def context_metrics(matcher: EmbedMatcher, sample: Sample, pack: ContextPack,
+                    others: Sequence[str] = ()) -> tuple[float, float]:
     """(recall of the sample's true items, share of stale items among the items present)
     in ``pack``: an item is present when some statement of the pack matches it, over the
-    other items of the sample (each item's rivals: the other items of its unit)."""
+    other items of the sample (each item's rivals: the other items of its unit) and
+    ``others`` (the other samples' items, as decoys)."""
     items = list(sample.items)
     said = statements("\n".join(s.text for s in pack.sections if s.kind != "system"))
     rivals = [[o.text for o in items if o.unit == i.unit and o is not i] for i in items]
-    found = {j for _, j in matcher.relation(said, [i.text for i in items], rivals)}
+    found = {j for _, j in matcher.relation(said, [i.text for i in items], rivals, others)}
     true = [j for j, i in enumerate(items) if i.truth]
     stale = [j for j, i in enumerate(items) if not i.truth]
     hits_true = sum(1 for j in true if j in found)
@@ -166,6 +167,7 @@ class TaskPacks:
         for sample_id, query in outline.tasks.generate.items():
             pack = self.packs.get(query)
             if pack is not None:
+                others = [i.text for s in outline.samples if s.id != sample_id for i in s.items]
                 recall[sample_id], stale[sample_id] = context_metrics(
-                    matcher, outline.sample(sample_id), pack)
+                    matcher, outline.sample(sample_id), pack, others)
         return {"recall": recall, "stale": stale}

@@ -1,15 +1,14 @@
 """Benchmark replay (not collected by pytest; run it by hand).
 
-    .venv/bin/python -m tests.bench_replay [--outlines 8] [--long-turns 70]
+    .venv/bin/python -m tests.bench_replay [--outlines 16] [--backends a,b] [--long-turns 70]
 
-1. The bundled demo benchmark with the template mock user and the scripted model: per
-   backend, recall of ground-truth items and stale share in the ContextPack of each
-   generation task, context tokens at task time, compression vs full, pass@1.
-2. Wall time of one 70-turn template replay across all registered backends (+ oracle).
-
-The scripted model answers generation tasks with the original function, memory prompts
-with a literal extractor (every sentence of the developer's message is a fact, every fact
-is ADDed; CodeMem's judge says KEEP), and anything else with "Noted.".
+1. The bundled demo benchmark with the template mock user and the context-reading
+   scripted model (tests/replay/reader.py: it can say only what its prompt holds), all
+   registered backends + oracle: per backend and per subset, recall of true items and
+   stale share in the task-time ContextPack (↑ / ↓), compression = full's prompt tokens /
+   the backend's (↑, "5.7×"), pass@1 and normalized pass@1 in % (↑), and the judge's
+   accuracy on the demo's truth/distractor pairs.
+2. Wall time of one long template replay across the same backends (0 turns: skipped).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import argparse
 import asyncio
 import copy
 import json
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -27,40 +25,22 @@ from typing import Any
 from memory.backends import registry
 from memory.embed import get_embedder
 from replay.cli import DEMO
-from replay.judge import THRESHOLD
-from replay.outline import load_outlines, parse_outline, validate_rules
+from replay.outline import Outline, load_outlines, parse_outline, validate_rules
 from replay.report import summarize
 from replay.runner import Replay, ReplayConfig
 from tests.conftest import SCRIPT, _register_scripted
-from tests.replay.test_demo import demo_reply
+from tests.replay.reader import ContextReader
 
-SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
-def bench_reply(messages: list[dict[str, Any]]) -> str:
-    system = messages[0]["content"] if messages[0]["role"] == "system" else ""
-    last = messages[-1]["content"]
-    if system.startswith("You keep the long-term memory"):
-        user = last.split("\n\nAssistant:", 1)[0].removeprefix("Developer: ")
-        facts = [s.strip() for s in SENTENCE.split(user) if len(s.strip()) > 12]
-        return json.dumps({"facts": facts[:8]})
-    if system.startswith("You keep a coding assistant's memory consistent"):
-        count = len(re.findall(r"^\s*F?\d+[.:)]", last.split("New facts", 1)[-1], re.M))
-        return json.dumps({"operations": [{"fact": i, "op": "ADD"} for i in range(count)]})
-    if system.startswith("You manage the code context"):
-        return '{"decision": "KEEP"}'
-    if system.startswith(("You help a coding assistant", "You keep the change log")):
-        return "One sentence about the change."
-    return demo_reply(messages)
+COLUMNS = (("recall ↑", "recall"), ("stale ↓", "stale"), ("compr. ↑", "compression"),
+           ("pass@1 ↑", "pass@1"), ("norm.pass@1 ↑", "normalized_pass@1"),
+           ("extract F1 ↑", "extract_f1"), ("prompt tok ↓", "prompt_tokens"),
+           ("errors", "errors"))
 
 
-def config(backends: list[str], out: Path) -> ReplayConfig:
-    return ReplayConfig(backends=backends, model="scripted/bench", out=out,
-                        max_tokens=128, judge_threshold=THRESHOLD)
-
-
-def run(backends: list[str], outlines: list[Any], out: Path) -> tuple[list[dict], float]:
-    replay = Replay(config(backends, out), embedder=get_embedder())
+def run(backends: list[str], outlines: list[Outline], out: Path) -> tuple[list[dict], float]:
+    config = ReplayConfig(backends=backends, model="scripted/bench", out=out,
+                          repo=DEMO / "inventory", max_tokens=128)
+    replay = Replay(config, embedder=get_embedder())
     start = time.perf_counter()
     try:
         pairs = asyncio.run(replay.run(outlines))
@@ -69,16 +49,15 @@ def run(backends: list[str], outlines: list[Any], out: Path) -> tuple[list[dict]
     return pairs, time.perf_counter() - start
 
 
-def padded(turns: int) -> Any:
-    """The demo's first k=3 outline padded with noise topics to ``turns`` queries."""
-    path = DEMO / "outlines" / "inventory-03-k3.json"
-    data = json.loads(path.read_text())
-    data["id"] = f"inventory-long-{turns}"
-    data["repo"] = str((DEMO / "inventory").resolve())
+def padded(base: Outline, turns: int) -> Outline:
+    """``base`` padded with copies of its noise topics to ``turns`` queries."""
+    assert base.source is not None
+    data = json.loads(base.source.read_text())
+    data["id"] = f"{base.id}-long-{turns}"
     count = sum(len(t["queries"]) for t in data["topics"])
     noise = [t for t in data["topics"] if t["kind"] == "noise"]
     n = 0
-    while count < turns:
+    while count < turns and noise:
         extra = copy.deepcopy(noise[n % len(noise)])
         extra["id"] = f"pad{n}"
         extra["queries"] = extra["queries"][: turns - count]
@@ -87,40 +66,61 @@ def padded(turns: int) -> Any:
         data["topics"].insert(len(data["topics"]) // 2, extra)
         count += len(extra["queries"])
         n += 1
-    outline = parse_outline(data, path)
+    outline = parse_outline(data, base.source)
     problems = validate_rules(outline)
     assert not problems, problems
     return outline
 
 
-def fmt(value: Any) -> str:
-    return "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+def fmt(key: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if key == "compression":
+        return f"{value:.1f}×"
+    if key.startswith("normalized_"):
+        return f"{value:.0f}%"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def print_rows(title: str, rows: dict[str, dict[str, Any]], names: list[str]) -> None:
+    print(title)
+    print(f"{'backend':10}" + "".join(f"{h:>15}" for h, _ in COLUMNS))
+    for name in names:
+        row = rows.get(name, {})
+        print(f"{name:10}" + "".join(f"{fmt(k, row.get(k)):>15}" for _, k in COLUMNS))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--outlines", type=int, default=8)
-    parser.add_argument("--long-turns", type=int, default=70)
+    parser.add_argument("--outlines", type=int, default=None, help="first N (default: all)")
+    parser.add_argument("--backends", default=None, help="default: all registered + oracle")
+    parser.add_argument("--long-turns", type=int, default=0)
     args = parser.parse_args()
-    _register_scripted()
-    SCRIPT.default = bench_reply
-    SCRIPT.count_prompt = True
-    names = [*registry.names(), "oracle"]
+    names = (args.backends.split(",") if args.backends else [*registry.names(), "oracle"])
     outlines = load_outlines(DEMO / "outlines")[: args.outlines]
+    reader = ContextReader(outlines, DEMO / "inventory")
+    _register_scripted()
+    SCRIPT.default, SCRIPT.count_prompt = reader, True
     with tempfile.TemporaryDirectory() as tmp:
         pairs, wall = run(names, outlines, Path(tmp) / "demo")
         summary = summarize(pairs)
-        print(f"demo benchmark: {len(outlines)} outlines x {len(names)} backends, "
-              f"{wall:.1f} s")
-        cols = ["recall", "stale", "context_tokens", "compression", "pass@1", "errors"]
-        print(f"{'backend':10}" + "".join(f"{c:>16}" for c in cols))
-        for name in names:
-            row = summary["backends"].get(name, {})
-            print(f"{name:10}" + "".join(f"{fmt(row.get(c)):>16}" for c in cols))
-        long = padded(args.long_turns)
-        turns = sum(len(t.queries) for t in long.topics)
-        _, wall = run(names, [long], Path(tmp) / "long")
-        print(f"{turns}-turn template replay across {len(names)} backends: {wall:.1f} s")
+        print(f"demo benchmark: {len(outlines)} outlines x {len(names)} backends, {wall:.1f} s "
+              "(template user, context-reading scripted model)")
+        print_rows("all outlines", summary["backends"], names)
+        for subset, rows in summary["by_subset"].items():
+            print_rows(f"\n{subset}", rows, names)
+        check = summary["judge_check"] or {}
+        print(f"\njudge accuracy on the demo's truth/distractor pairs: "
+              f"{fmt('a', check.get('accuracy'))} "
+              f"({check.get('correct')}/{check.get('checks')} checks)")
+        for row in pairs:
+            if row.get("error"):
+                print(f"error {row['source']} · {row['backend']}: {row['error']}")
+        if args.long_turns:
+            long = padded(outlines[0], args.long_turns)
+            turns = len(long.queries())
+            _, wall = run(names, [long], Path(tmp) / "long")
+            print(f"{turns}-turn template replay across {len(names)} backends: {wall:.1f} s")
 
 
 if __name__ == "__main__":

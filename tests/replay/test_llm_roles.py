@@ -78,8 +78,11 @@ async def test_outline_replay_with_the_llm_user_and_judge(tmp_path, outline_file
 
 
 async def test_llm_judge_counts_one_to_one_matches(script, embedder):
+    # LoCoEval's F1 is any-match (replay.metrics.set_f1); the verdict is a list of id pairs
     judge = LLMJudge(LLM(LLMConfig(model="scripted/j")), EmbedJudge(embedder))
-    script.push('{"matches": [[0, 1], [1, 1], [1, 0], [7, 0]]}')
+    script.push('{"matches": [{"prediction": 0, "reference": 1}, {"prediction": 1, '
+                '"reference": 1}, {"prediction": 1, "reference": 0}, '
+                '{"prediction": 7, "reference": 0}]}')
     scores = await judge.score_async(["a", "b", "c"], ["x", "y"])
     assert scores.precision == pytest.approx(2 / 3) and scores.recall == 1.0
     assert judge.fallbacks == 0

@@ -223,8 +223,6 @@ def test_demo_judge_tells_truths_from_distractors(demo_run, capsys):
     assert check["checks"] > 0 and check["accuracy"] >= 0.9
 
 
-@pytest.mark.xfail(reason="needs the rebuilt demo (issue 12 items 1-3: targets deleted from the "
-                          "agent's copy); remove this mark once it has landed", strict=False)
 def test_demo_empty_cannot_see_the_truths(demo_run):
     """Nothing leaks from the repository: the target functions and their tests are gone
     from the agent's copy, so the empty backend finds (almost) no true item."""
