@@ -11,9 +11,9 @@ information flow through the context the backend built:
   when the prompt holds at least half of the sample's true items AND, for every unit
   that was revised, the true statement is the last one said; else a stub that fails
   its tests;
-- memory prompts (Mem0's extraction and update, CodeMem's judge and notes): literal,
-  from the exchange in the prompt (every sentence of the developer's message is a fact,
-  every fact is ADDed; CodeMem keeps its context);
+- memory prompts (Mem0's and Mem0^R's extraction and update, CodeMem's judge and notes):
+  literal, from the exchange in the prompt (every prose line of the developer's message
+  is a fact, every fact is ADDed; CodeMem keeps its context);
 - anything else: "Noted.".
 """
 
@@ -121,15 +121,19 @@ class ContextReader:
     # -- memory operations of the backends -------------------------------------------------
     def memory_reply(self, system: str, last: str) -> str | None:
         if system.startswith("You keep the long-term memory"):
-            user = last.split("\n\nAssistant:", 1)[0].removeprefix("Developer: ")
-            facts = [s.strip() for s in SENTENCE.split(user) if 12 < len(s.strip()) <= 300]
-            return json.dumps({"facts": facts[:5]})
+            user = last.split("\nAssistant:", 1)[0].removeprefix("Developer: ")
+            facts = [line for line in prose_lines(user) if 12 < len(line) <= 300][:5]
+            if "working in a git" in system.splitlines()[0]:  # Mem0^R: facts with locations
+                where = list(dict.fromkeys(re.findall(r"`([\w/.]+::[\w.]+)`", user)))[:1]
+                return json.dumps({"facts": [{"text": f, "locations": where} for f in facts]})
+            return json.dumps({"facts": facts})
         if system.startswith("You keep a coding assistant's memory consistent"):
-            count = len(re.findall(r"^\s*F?\d+[.:)]", last.split("New facts", 1)[-1], re.M))
+            new = last.split("New facts:", 1)[-1]
+            count = len(re.findall(r"^\s*\d+:", new, re.M))
             return json.dumps({"operations": [{"fact": i, "op": "ADD", "memory": -1,
                                                "text": ""} for i in range(count)]})
         if system.startswith("You manage the code context"):
-            return '{"decision": "KEEP"}'
+            return '{"decision": "KEEP", "targets": []}'
         if system.startswith(("You help a coding assistant", "You keep the change log")):
             return "One sentence about the change."
         return None
