@@ -5,8 +5,6 @@ The one place front-ends (CLI, TUI, replay) assemble the engine's parts.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,22 +50,11 @@ def open_index(repo: Path, data_dir: Path | None = None, embed_model: str = MINI
     return index, index.refresh(progress)
 
 
-def _warm(name: str) -> None:
-    """Load the embedded model in the background; a failure is reported by the answer."""
-    from memory.local import warm
-
-    with contextlib.suppress(Exception):
-        warm(name)
-
-
 def open_session(options: SessionOptions, progress: Progress | None = None) -> Session:
     """Validate the options (clear errors first, before anything slow), then assemble."""
     registry.spec(options.backend)  # UnknownBackend lists the known names
     model = options.model or default_model()
     check_model(model)
-    if model.startswith("local/"):  # the first answer is near: load the model meanwhile
-        threading.Thread(target=_warm, args=(model.split("/", 1)[1],), daemon=True,
-                         name="engram-warm").start()
     index, report = open_index(options.repo, options.data_dir, options.embed_model, progress)
     home = repo_home(index.root, options.data_dir)
     session_id = new_session_id()
