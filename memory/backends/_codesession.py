@@ -76,6 +76,10 @@ class SessionMemory:
         numbers = self.by_function.get(function)
         return self.blocks[numbers[-1]] if numbers else None
 
+    def find(self, tag: str) -> SessionBlock | None:
+        """The block tagged ``function#number``, or None."""
+        return next((b for b in self.blocks if f"{b.function}#{b.number}" == tag), None)
+
     def linked(self, block: SessionBlock) -> list[SessionBlock]:
         return [self.blocks[n] for n in block.links]
 

@@ -282,8 +282,10 @@ class CodeMemBackend:
                             *(f"{op}:{what}" for op, what in events))
         self.last_events = events
         for op, what in events:
+            block = self.session.find(what) if op == "BLOCK" else None
+            text = f"{what}: {block.note}" if block is not None else what
             self._pending.append({"type": "memory", "backend": self.name, "op": op,
-                                  "id": what, "text": what, "turn": turn.index})
+                                  "id": what, "text": text, "turn": turn.index})
         if proposal.reason and proposal.decision == "KEEP" and "unusable" in proposal.reason:
             self._pending.append({"type": "memory", "backend": self.name, "op": "skipped",
                                   "id": "", "text": proposal.reason, "turn": turn.index})

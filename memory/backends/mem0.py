@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 TOP_K = 10  # memories shown on a query
 SIMILAR = 10  # existing memories retrieved per new fact
+RELATED = 0.5  # cosine from which a memory may be updated or deleted by a fact
 OPS = ("ADD", "UPDATE", "DELETE", "NOOP")
 
 MAX_FACTS = 5  # facts extracted per turn, at most
@@ -69,23 +71,46 @@ Example.
 Existing memories:
 0: Dates are stored in local time.
 New facts:
-0: Dates must be stored in UTC.
-1: The CLI is called engram.
-Answer: {"operations": [{"fact": 0, "op": "UPDATE", "memory": 0,
-"text": "Dates must be stored in UTC."}, {"fact": 1, "op": "ADD", "memory": -1, "text": ""}]}"""
+0: The CLI is called engram.
+1: Dates must be stored in UTC.
+Answer: {"operations": [{"fact": 0, "op": "ADD", "memory": -1, "text": ""},
+{"fact": 1, "op": "UPDATE", "memory": 0, "text": "Dates must be stored in UTC."}]}"""
 
 
-def update_schema(facts: int, memories: int, constrained: bool = True) -> dict[str, Any]:
-    """{"operations": [{"fact", "op", "memory", "text"}]}.
+def _op(fact: int, ops: list[str], memory: dict[str, Any], text: dict[str, Any]
+        ) -> dict[str, Any]:
+    return {"type": "object",
+            "properties": {"fact": {"const": fact}, "op": {"enum": ops},
+                           "memory": memory, "text": text},
+            "required": ["fact", "op", "memory", "text"], "additionalProperties": False}
 
-    ``constrained`` (the model decodes under the schema): the numbers are limited to
-    those shown, so a small model cannot invent one. Otherwise any integer validates
-    and an invented number rejects that one operation, not the whole answer."""
+
+def constrained_update_schema(facts: list[str], related: list[list[int]]) -> dict[str, Any]:
+    """The update schema for a model decoding under it: one operation per fact, in
+    order; ADD/NOOP name no memory; UPDATE/DELETE name one of the shown memories
+    related to that fact (``related[i]``: similarity >= RELATED), so a fact with no
+    related memory can only be added or dropped; an UPDATE's text is the new fact (a
+    small model's own merge is not worth its tokens)."""
+    items = []
+    for i, text in enumerate(facts):
+        variants = [_op(i, ["ADD", "NOOP"], {"const": -1}, {"const": ""})]
+        if related[i]:
+            shown = {"enum": related[i]}
+            variants += [_op(i, ["UPDATE"], shown, {"enum": [text]}),
+                         _op(i, ["DELETE"], shown, {"const": ""})]
+        items.append({"anyOf": variants})
+    return {"type": "object",
+            "properties": {"operations": {"type": "array", "prefixItems": items,
+                                          "minItems": len(facts), "maxItems": len(facts)}},
+            "required": ["operations"], "additionalProperties": False}
+
+
+def update_schema(facts: int, memories: int) -> dict[str, Any]:
+    """{"operations": [{"fact", "op", "memory", "text"}]} for a model that writes freely:
+    any integer validates, so an invented number rejects that one operation, not the
+    whole answer."""
     fact: dict[str, Any] = {"type": "integer"}
     memory: dict[str, Any] = {"type": "integer"}
-    if constrained:
-        fact["enum"] = list(range(facts))
-        memory["enum"] = [-1, *range(memories)]
     operation = {
         "type": "object",
         "properties": {
@@ -137,8 +162,18 @@ class Mem0Backend:
     # -- prompts and parsing (mem0r overrides these) --------------------------------
     extract_prompt = EXTRACT_PROMPT
 
-    def extract_schema(self, turn: Turn) -> dict[str, Any]:
-        return EXTRACT_SCHEMA
+    def extract_schema(self, turn: Turn) -> dict[str, Any] | None:
+        """The extraction schema; under constrained decoding, facts are chosen among the
+        developer's own statements (None: there are none, nothing to ask)."""
+        if not self.constrained():
+            return EXTRACT_SCHEMA
+        choices = statements(turn.user)
+        if not choices:
+            return None
+        return {"type": "object",
+                "properties": {"facts": {"type": "array", "maxItems": min(MAX_FACTS, len(choices)),
+                                         "items": {"type": "string", "enum": choices}}},
+                "required": ["facts"], "additionalProperties": False}
 
     def constrained(self) -> bool:
         """Whether the model decodes under the schema (grammar or a provider's strict
@@ -171,10 +206,13 @@ class Mem0Backend:
         )
 
     async def extract(self, turn: Turn) -> list[Fact]:
+        schema = self.extract_schema(turn)
+        if schema is None:
+            return []
         data = await self._ask_json(
             self.extract_prompt,
             f"Developer: {_clip(turn.user)}\nAssistant: {_clip(turn.assistant)}\nAnswer:",
-            self.extract_schema(turn), "facts",
+            schema, "facts",
         )
         return self.parse_facts(data)
 
@@ -199,16 +237,22 @@ class Mem0Backend:
         vectors = await asyncio.to_thread(self.env.embedder.embed,
                                           [f.text for f in facts])
         shown: dict[str, int] = {}  # memory id -> small integer the model sees
+        related: list[list[int]] = []  # per fact, the numbers of memories close to it
         for vector in vectors:
-            for memory, _ in self.memories.similar(vector, SIMILAR):
-                shown.setdefault(memory.id, len(shown))
+            close = []
+            for memory, score in self.memories.similar(vector, SIMILAR):
+                number = shown.setdefault(memory.id, len(shown))
+                if score >= RELATED:
+                    close.append(number)
+            related.append(close)
         by_number = {n: memory_id for memory_id, n in shown.items()}
         existing = "\n".join(f"{n}: {self.memory_line(self.memories.get(mid))}"  # type: ignore[arg-type]
                              for mid, n in shown.items()) or "(none)"
         new = "\n".join(f"{i}: {self.fact_line(f)}" for i, f in enumerate(facts))
         data = await self._ask_json(
             UPDATE_PROMPT, f"Existing memories:\n{existing}\nNew facts:\n{new}\nAnswer:",
-            update_schema(len(facts), len(shown), self.constrained()), "operations")
+            constrained_update_schema([f.text for f in facts], related)
+            if self.constrained() else update_schema(len(facts), len(shown)), "operations")
         operations = data.get("operations", []) if isinstance(data, dict) else data
         if not isinstance(operations, list):
             raise MalformedJSON("'operations' is not a list")
@@ -302,6 +346,22 @@ class Mem0Backend:
 
 
 CLIP_CHARS = 2000  # of each side of the exchange shown to the extractor
+MAX_STATEMENTS = 12  # developer statements offered as facts under constrained decoding
+_FENCED = re.compile(r"```.*?(?:```|$)", re.S)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def statements(text: str) -> list[str]:
+    """The developer's sentences that could be facts: code blocks left out, list
+    markers stripped, at least three words, at most 300 characters, no repeats."""
+    found: list[str] = []
+    for line in _FENCED.sub("\n", text).splitlines():
+        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip()
+        for sentence in _SENTENCE_END.split(line):
+            sentence = sentence.strip()
+            if len(sentence.split()) >= 3 and len(sentence) <= 300:
+                found.append(sentence)
+    return list(dict.fromkeys(found))[:MAX_STATEMENTS]
 
 
 def _clip(text: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from memory.backends._memstore import Memory
 from memory.backends.base import render_chunk
-from memory.backends.mem0 import MAX_FACTS, Fact, Mem0Backend, unique_facts
+from memory.backends.mem0 import MAX_FACTS, Fact, Mem0Backend, statements, unique_facts
 from memory.lenient_json import MalformedJSON
 from memory.repo import LocationRefused
 from memory.types import ContextPack, Section, Turn
@@ -58,21 +58,25 @@ def exchange_names(text: str) -> list[str]:
 
 
 # {"facts": [{"text": "short sentence", "locations": ["path::Qual.name", ...]}]}
-def extract_schema_r(locations: list[str] | None) -> dict[str, Any]:
+def extract_schema_r(locations: list[str] | None,
+                     texts: list[str] | None = None) -> dict[str, Any]:
     """Facts with locations limited to ``locations`` (none when it is empty; any string
-    when it is None)."""
+    when it is None) and texts to ``texts`` when given."""
     where: dict[str, Any] = {"type": "array", "maxItems": 0, "items": {"type": "string"}}
     if locations is None:
         where = {"type": "array", "maxItems": MAX_LOCATIONS, "items": {"type": "string"}}
     elif locations:
         where = {"type": "array", "maxItems": MAX_LOCATIONS,
                  "items": {"type": "string", "enum": locations}}
+    text: dict[str, Any] = {"type": "string", "minLength": 3, "maxLength": 300}
+    if texts is not None:
+        text = {"type": "string", "enum": texts}
     fact = {"type": "object",
-            "properties": {"text": {"type": "string", "minLength": 3, "maxLength": 300},
-                           "locations": where},
+            "properties": {"text": text, "locations": where},
             "required": ["text", "locations"], "additionalProperties": False}
+    most = MAX_FACTS if texts is None else min(MAX_FACTS, len(texts))
     return {"type": "object",
-            "properties": {"facts": {"type": "array", "items": fact, "maxItems": MAX_FACTS}},
+            "properties": {"facts": {"type": "array", "items": fact, "maxItems": most}},
             "required": ["facts"], "additionalProperties": False}
 
 
@@ -98,10 +102,14 @@ class Mem0RBackend(Mem0Backend):
                 kept.append(found.chunk.location)
         return list(dict.fromkeys(kept))[:MAX_CANDIDATES]
 
-    def extract_schema(self, turn: Turn) -> dict[str, Any]:
-        # Under constrained decoding the model can only name what the exchange names
-        # (and the repository has); other models are told in the prompt and checked after.
-        return extract_schema_r(self.candidates(turn) if self.constrained() else None)
+    def extract_schema(self, turn: Turn) -> dict[str, Any] | None:
+        # Under constrained decoding the model picks among the developer's statements and
+        # the locations the exchange names (and the repository has); other models are
+        # told in the prompt and checked after.
+        if not self.constrained():
+            return extract_schema_r(None)
+        texts = statements(turn.user)
+        return extract_schema_r(self.candidates(turn), texts) if texts else None
 
     def _safe_locations(self, raw: Any) -> list[str]:
         if not isinstance(raw, list):

@@ -204,10 +204,26 @@ def test_conflict_record_is_json():
 async def test_real_embedded_model_runs_codemem(make_agent):
     agent = make_agent("codemem", model="local/smollm2", max_answer_tokens=48, max_tokens=64)
     for query in ["Write a function add(a, b) in Python that returns their sum.",
-                  "Make add reject None arguments."]:
+                  "Make add reject None arguments.",
+                  "How does migrate apply the steps?"]:
         turn = await agent.ask(query)
         assert turn.ok, turn.error
     assert agent.llm.ledger.get("memory").calls >= 1
+    records = read_transcript(agent.transcript.path).of_type("memory")
+    assert not [r for r in records if r["op"] == "skipped"]
+    # the ADD/KEEP judge, on rounds with a memory to judge, parses under the grammar
+    backend = agent.backend
+    if not backend.context_memory:  # the AST selector may have pruned it all
+        from memory.backends._codecontext import retrieve_new
+
+        backend.context_memory = {b.location: b for b in retrieve_new(
+            agent.repo, "connect to the database and migrate", set())}
+    for query in ["Make connect retry three times.", "Rename render_form to form_html.",
+                  "What does validate_input reject?"]:
+        proposal = await backend.judge(query)
+        assert proposal.decision in ("ADD", "KEEP") and "unusable" not in proposal.reason
+    stats = agent.llm.stats
+    assert stats.calls >= 3 and stats.parsed == stats.calls == stats.grammar
     pack = await agent.context("What does connect do?")
     assert pack.sections[0].kind == "system"
 
@@ -223,3 +239,42 @@ async def test_uncommitted_code_turn_with_a_conflict_changes_no_state(make_agent
     assert turn.meta["codemem"]["regenerated"] is True
     assert agent.backend.state_digest() == digest and len(agent.backend.session) == blocks
     assert len(agent.turns) == 2
+
+
+def test_memories_command_rebuilds_codemem_from_the_transcript(demo_repo, tmp_path, script,
+                                                              monkeypatch, capsys):
+    import sys
+
+    from tui.cli import main
+
+    script.default = Router()
+    monkeypatch.setattr(sys, "stdin", iter([f"{user}\n" for user, _ in TURNS[:3]]))
+    data = str(tmp_path / "data")
+    assert main(["chat", "--headless", "--repo", str(demo_repo), "--model", "scripted/t",
+                 "--backend", "codemem", "--data-dir", data]) == 0
+    capsys.readouterr()
+    assert main(["memories", "--repo", str(demo_repo), "--backend", "codemem",
+                 "--data-dir", data]) == 0
+    out = capsys.readouterr().out
+    assert "2 code session blocks" in out
+    assert "create_user#1: The function was changed." in out
+    assert "code context memory:" in out and "app/db.py::connect" in out
+    # a session where codemem never ran says so instead of listing nothing
+    monkeypatch.setattr(sys, "stdin", iter(["hello\n"]))
+    assert main(["chat", "--headless", "--repo", str(demo_repo), "--model", "scripted/t",
+                 "--backend", "full", "--data-dir", data]) == 0
+    capsys.readouterr()
+    assert main(["memories", "--repo", str(demo_repo), "--backend", "codemem",
+                 "--data-dir", data]) == 2
+    assert "codemem never ran in this session" in capsys.readouterr().err
+
+
+def test_models_command_lists_the_embedded_model():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "tui.cli", "models"], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0
+    assert "local/smollm2" in result.stdout and "installed" in result.stdout
+    assert "default model:" in result.stdout
