@@ -127,14 +127,20 @@ def stale_texts(outline: Outline) -> dict[str, tuple[str, ...]]:
 
 
 # The verdict: every (prediction, reference) pair that says the same thing.
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"matches": {"type": "array", "items": {
-        "type": "object",
-        "properties": {"prediction": {"type": "integer"}, "reference": {"type": "integer"}},
-        "required": ["prediction", "reference"], "additionalProperties": False}}},
-    "required": ["matches"], "additionalProperties": False,
-}
+def verdict_schema(predicted: int, truth: int) -> dict[str, Any]:
+    """{"matches": [{"prediction": P, "reference": R}, ...]}: only the numbers shown, each
+    pair at most once (so a model decoding under the schema cannot loop or invent)."""
+    pair = {"type": "object",
+            "properties": {"prediction": {"type": "integer", "enum": list(range(predicted))},
+                           "reference": {"type": "integer", "enum": list(range(truth))}},
+            "required": ["prediction", "reference"], "additionalProperties": False}
+    return {"type": "object",
+            "properties": {"matches": {"type": "array", "items": pair,
+                                       "maxItems": predicted * truth}},
+            "required": ["matches"], "additionalProperties": False}
+
+
+VERDICT_SCHEMA = verdict_schema(1, 1)  # the shape, for readers and tests
 JUDGE_PROMPT = """You grade predicted statements against reference statements about a code base.
 A prediction matches a reference when it states the same fact, constraint or decision
 (same names, same values, same direction); the wording may differ, the substance may not.
@@ -192,7 +198,8 @@ class LLMJudge:
         self.calls += 1
         try:
             verdict = await self.llm.complete_json(
-                messages, VERDICT_SCHEMA, purpose="judge", name="verdict",
+                messages, verdict_schema(len(predicted), len(truth)), purpose="judge",
+                name="verdict",
                 max_tokens=min(2000, 40 + 16 * len(predicted) * max(1, len(truth))))
         except StructuredOutputError:
             self.parse_failures += 1

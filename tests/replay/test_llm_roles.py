@@ -80,12 +80,29 @@ async def test_outline_replay_with_the_llm_user_and_judge(tmp_path, outline_file
 async def test_llm_judge_counts_one_to_one_matches(script, embedder):
     # LoCoEval's F1 is any-match (replay.metrics.set_f1); the verdict is a list of id pairs
     judge = LLMJudge(LLM(LLMConfig(model="scripted/j")), EmbedJudge(embedder))
-    script.push('{"matches": [{"prediction": 0, "reference": 1}, {"prediction": 1, '
-                '"reference": 1}, {"prediction": 1, "reference": 0}, '
-                '{"prediction": 7, "reference": 0}]}')
+    # an invented number fails the schema: the judge is asked once more, with the error
+    script.push('{"matches": [{"prediction": 7, "reference": 0}]}',
+                '{"matches": [{"prediction": 0, "reference": 1}, {"prediction": 1, '
+                '"reference": 1}, {"prediction": 1, "reference": 0}]}')
     scores = await judge.score_async(["a", "b", "c"], ["x", "y"])
     assert scores.precision == pytest.approx(2 / 3) and scores.recall == 1.0
-    assert judge.fallbacks == 0
+    assert judge.fallbacks == 0 and judge.llm.stats.retries == 1
     script.push("no idea")
     await judge.score_async(["a"], ["b"])
     assert judge.fallbacks == 1
+
+
+@pytest.mark.slow
+async def test_llm_judge_on_the_embedded_model_gives_parsed_verdicts(embedder):
+    """SmolLM2 under the verdict grammar: a 5-item case parses, no fallback."""
+    judge = LLMJudge(LLM(LLMConfig(model="local/smollm2")), EmbedJudge(embedder))
+    truth = ["normalize_sku lower-cases the SKU.", "order_total raises ValueError on an "
+             "empty order.", "Stock.add takes (sku, count).", "Prices are Decimal.",
+             "The module logs with logging, never print."]
+    predicted = ["order_total raises ValueError when the order is empty.",
+                 "normalize_sku lower-cases its input.", "Stock.add takes (sku, count).",
+                 "The web UI is written in React.", "Prices use Decimal."]
+    scores = await judge.score_async(predicted, truth)
+    assert judge.stats() == {"calls": 1, "parse_failures": 0, "errors": 0, "fallbacks": 0}
+    assert judge.llm.stats.parsed == judge.llm.stats.grammar == 1
+    assert 0.0 <= scores.f1 <= 1.0

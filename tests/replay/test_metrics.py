@@ -10,7 +10,14 @@ import pytest
 from rich.console import Console
 
 from memory.llm import LLM, LLMConfig
-from replay.judge import VERDICT_SCHEMA, EmbedJudge, LLMJudge, answer_lines, judge_accuracy
+from replay.judge import (
+    VERDICT_SCHEMA,
+    EmbedJudge,
+    LLMJudge,
+    answer_lines,
+    judge_accuracy,
+    verdict_schema,
+)
 from replay.matcher import EmbedMatcher, context_metrics, restated
 from replay.metrics import compression, f1, iterative, normalized, pass_at_k, set_f1
 from replay.outline import parse_outline
@@ -126,12 +133,15 @@ def test_verdict_schema_is_strict_mode_ready():
         if node.get("type") == "array":
             walk(node["items"])
     walk(VERDICT_SCHEMA)
+    walk(verdict_schema(3, 2))
+    pair = verdict_schema(3, 2)["properties"]["matches"]["items"]["properties"]
+    assert pair["prediction"]["enum"] == [0, 1, 2] and pair["reference"]["enum"] == [0, 1]
 
 
 async def test_llm_judge_scores_any_match_and_counts_parse_failures(script, embedder):
     judge = LLMJudge(LLM(LLMConfig(model="scripted/j", structured="prompt")),
                      EmbedJudge(embedder))
-    script.push(verdict((0, 1), (1, 1), (1, 0), (7, 0)))
+    script.push(verdict((0, 1), (1, 1), (1, 0)))
     scores = await judge.score_async(["a", "b", "c"], ["x", "y"])
     assert scores.precision == pytest.approx(2 / 3) and scores.recall == 1.0
     assert "P2: c" in script.calls[-1][-1]["content"] and judge.parse_failures == 0
