@@ -16,7 +16,10 @@ from ..conftest import FORMS, make_repo
 LLM_STACK = ("torch", "transformers", "sentence_transformers", "litellm")
 RUN_CLI = ("import json, sys\n"
            "from tui.cli import main\n"
-           "code = main(sys.argv[2:])\n"
+           "try:\n"
+           "    code = main(sys.argv[2:])\n"
+           "except SystemExit as exc:  # --help\n"
+           "    code = exc.code or 0\n"
            "json.dump(sorted(sys.modules), open(sys.argv[1], 'w'))\n"
            "sys.exit(code)\n")
 
@@ -49,6 +52,11 @@ def test_index_builds_without_the_llm_stack_and_reopens_without_lancedb(tmp_path
 def test_listing_backends_imports_no_model_and_no_store(tmp_path):
     modules = imported(tmp_path, "backends")
     assert not modules.intersection((*LLM_STACK, "lancedb", "onnxruntime"))
+
+
+def test_replay_score_loads_its_grader_without_the_llm_stack(tmp_path):
+    modules = imported(tmp_path, "replay", "score", "--help")
+    assert "replay" in modules and not modules.intersection(LLM_STACK)
 
 
 def test_the_app_module_imports_nothing_heavy_before_the_first_frame(tmp_path):
