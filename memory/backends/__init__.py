@@ -22,6 +22,8 @@ BUILTINS: dict[str, str] = {
     "mem0": "memory.backends.mem0:Mem0Backend",
     "mem0r": "memory.backends.mem0r:Mem0RBackend",
     "codemem": "memory.backends.codemem:CodeMemBackend",
+    "compact": "memory.backends.compact:CompactBackend",
+    "mask": "memory.backends.mask:MaskBackend",
 }
 
 

@@ -1,0 +1,197 @@
+"""``compact``: what coding agents do by default — summarise the older turns when full.
+
+When the history (running summary + verbatim turns) passes a share of the model's
+window (default 0.8), or holds more verbatim turns than a turn-count trigger (off by
+default; for small replays), the turns between the first one(s) and the recent tail
+are folded by the LLM into one running summary. The head and the tail stay verbatim,
+as in OpenHands' LLMSummarizingCondenser (``keep_first``; after a condensation the
+view is cut to half its trigger size: ``max_size // 2 - keep_first - 1`` events of
+tail). The previous summary is part of the next summary's input (a rolling,
+recursive summary, as Aider and OpenHands do). ``compact(guidance)`` forces one with
+the developer's extra instructions (Claude Code's and Codex's ``/compact``).
+
+Options (``BackendEnv.options``): ``compact_share`` (0.8), ``compact_turns`` (0: off),
+``compact_keep_first`` (1 turn), ``compact_summary_tokens`` (512).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.backends._journal import Journal
+from memory.backends.base import (
+    BackendEnv,
+    Digest,
+    newest_that_fit,
+    repo_sections,
+    split_budget,
+    turn_sections,
+)
+from memory.llm import LLMError
+from memory.types import ContextPack, Section, Turn
+
+SHARE = 0.8  # of the window: the history size that triggers a compaction
+KEEP_FIRST = 1  # turns kept verbatim at the start (OpenHands keeps its first events)
+SUMMARY_TOKENS = 512
+PROMPT_SHARE = 0.6  # of the window, at most, for the turns shown to the summariser
+CHARS_PER_TOKEN = 3
+
+SUMMARY_PROMPT = """You maintain the running summary of a long conversation between a
+developer and a coding assistant about one repository. The older turns are being
+removed from the assistant's view; your summary is all that will remain of them.
+Fold the previous summary and the turns below into one new summary. Keep, each tied
+to the files and functions it concerns:
+- Requirements: what the developer asked for, with exact names, values and constraints.
+- Decisions and conventions agreed on.
+- Revisions: requirements that changed; give only the latest version and say it replaced
+  the older one.
+- Open errors: failures, tracebacks or bugs not yet resolved.
+- Code written: which functions or classes were written or changed, where, and what they do.
+Drop greetings and anything later turns made obsolete. Write short bullet lines under
+those five headings, nothing else."""
+
+
+@dataclass(frozen=True)
+class CompactConfig:
+    share: float = SHARE
+    turns: int = 0  # compact when more verbatim turns than this (0: only the share trigger)
+    keep_first: int = KEEP_FIRST
+    summary_tokens: int = SUMMARY_TOKENS
+
+    @classmethod
+    def from_options(cls, options: dict[str, object]) -> CompactConfig:
+        return cls(share=float(options.get("compact_share", SHARE)),  # type: ignore[arg-type]
+                   turns=int(options.get("compact_turns", 0)),  # type: ignore[call-overload]
+                   keep_first=int(options.get("compact_keep_first", KEEP_FIRST)),  # type: ignore[call-overload]
+                   summary_tokens=int(options.get("compact_summary_tokens",  # type: ignore[call-overload]
+                                                  SUMMARY_TOKENS)))
+
+
+def render_turn(turn: Turn, chars: int) -> str:
+    def clip(text: str) -> str:
+        return text if len(text) <= chars else text[:chars] + " [...]"
+
+    return f"[turn {turn.index}]\nDeveloper: {clip(turn.user)}\nAssistant: {clip(turn.assistant)}"
+
+
+class CompactBackend:
+    name = "compact"
+
+    def __init__(self, env: BackendEnv, config: CompactConfig | None = None) -> None:
+        self.env = env
+        self.config = config or CompactConfig.from_options(env.options)
+        self.head: list[Turn] = []  # the first turns, always verbatim
+        self.tail: list[Turn] = []  # verbatim turns after the head not yet summarised
+        self.summary = ""  # the running summary of the turns in between
+        self.summarized: list[int] = []  # indices of the turns the summary stands for
+        self.compactions = 0
+        self.journal = Journal(self.name)
+        self._sections: dict[int, list[Section]] = {}
+        self._digest = Digest()
+
+    # -- state ----------------------------------------------------------------------
+    def _tokens(self, turns: list[Turn]) -> int:
+        return sum(s.tokens for t in turns for s in self._sections[t.index])
+
+    def history_tokens(self) -> int:
+        return self.env.count(self.summary) + self._tokens(self.head) + self._tokens(self.tail)
+
+    def threshold(self) -> int:
+        return int(self.env.llm.context_window() * self.config.share)
+
+    def due(self) -> bool:
+        """Whether the history passed a trigger (share of the window, or turn count)."""
+        turns = len(self.head) + len(self.tail)
+        if self.config.turns > 0 and turns > self.config.turns:
+            return True
+        return self.history_tokens() > self.threshold()
+
+    def tail_size(self) -> int:
+        """How many recent turns stay verbatim after a triggered compaction."""
+        if self.config.turns > 0 and len(self.head) + len(self.tail) > self.config.turns:
+            return max(1, self.config.turns // 2 - self.config.keep_first - 1)
+        kept, used = 0, 0
+        for turn in reversed(self.tail):  # newest turns within half the trigger size
+            used += self._tokens([turn])
+            if used > self.threshold() // 2 and kept:
+                break
+            kept += 1
+        return max(1, kept)
+
+    # -- observe ----------------------------------------------------------------------
+    async def observe(self, turn: Turn) -> None:
+        self._sections[turn.index] = turn_sections(turn, self.env.count)
+        if len(self.head) < self.config.keep_first and not self.summarized:
+            self.head.append(turn)
+        else:
+            self.tail.append(turn)
+        self._digest.update("turn", turn.index, turn.user, turn.assistant)
+        if self.due():
+            await self._compact(self.tail_size(), "")
+
+    async def compact(self, guidance: str = "") -> bool:
+        """Force a compaction now (``/compact [guidance]``): every turn after the head but
+        the newest is folded into the summary, following the developer's ``guidance``.
+        Returns whether the summary changed."""
+        return await self._compact(1, guidance.strip())
+
+    async def _compact(self, keep: int, guidance: str) -> bool:
+        middle = self.tail[:-keep] if keep else list(self.tail)
+        if not middle:
+            return False
+        try:
+            summary = await self._summarize(middle, guidance)
+        except LLMError as exc:
+            self.journal.skip(f"compaction of turns {middle[0].index}-{middle[-1].index} "
+                              f"skipped (turns kept verbatim): {exc}")
+            return False
+        if not summary:
+            self.journal.skip(f"compaction of turns {middle[0].index}-{middle[-1].index} "
+                              "skipped: the summary came back empty (turns kept verbatim)")
+            return False
+        self.summary = summary
+        self.summarized += [t.index for t in middle]
+        self.tail = self.tail[len(middle):]
+        for turn in middle:
+            self._sections.pop(turn.index, None)
+        self.compactions += 1
+        self._digest.update("compact", summary, *[t.index for t in middle])
+        self.journal.op("SUMMARIZE", f"summary:{self.summarized[0]}-{self.summarized[-1]}",
+                        summary)
+        return True
+
+    async def _summarize(self, middle: list[Turn], guidance: str) -> str:
+        room = int(self.env.llm.context_window() * PROMPT_SHARE) - self.env.count(self.summary)
+        chars = max(200, room * CHARS_PER_TOKEN // (2 * len(middle)))
+        parts = [f"Previous summary:\n{self.summary or '(none yet)'}",
+                 "Turns to fold in:\n" + "\n\n".join(render_turn(t, chars) for t in middle)]
+        if guidance:
+            parts.append(f"The developer's instructions for this summary: {guidance}")
+        parts.append("New summary:")
+        text = await self.env.llm.complete(
+            [{"role": "system", "content": SUMMARY_PROMPT},
+             {"role": "user", "content": "\n\n".join(parts)}],
+            purpose="memory", max_tokens=self.config.summary_tokens)
+        return text.strip()
+
+    def drain_records(self) -> list[dict[str, object]]:
+        return self.journal.drain()  # type: ignore[return-value]
+
+    # -- context ----------------------------------------------------------------------
+    async def context(self, query: str, *, budget: int) -> ContextPack:
+        repo = repo_sections(self.env, query, split_budget(budget))
+        left = budget - sum(s.tokens for s in repo)
+        sections: list[Section] = []
+        if self.summary:
+            text = f"Summary of turns {self.summarized[0]}-{self.summarized[-1]}:\n{self.summary}"
+            tokens = self.env.count(text)
+            if tokens <= left:
+                sections.append(Section("memory", "summary", text, tokens))
+                left -= tokens
+        head = newest_that_fit([self._sections[t.index] for t in self.head], left)
+        left -= sum(s.tokens for s in head)
+        tail = newest_that_fit([self._sections[t.index] for t in self.tail], left)
+        return ContextPack(query, [*sections, *head, *tail, *repo], self.env.count(query))
+
+    def state_digest(self) -> str:
+        return self._digest.value

@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+import pytest
+
+from memory.backends.base import BackendEnv
+from memory.backends.compact import CompactBackend, CompactConfig
+from memory.llm import LLM, LLMConfig
+from memory.transcript import read_transcript
+from memory.types import Turn
+
+
+def backend(embedder, **config):
+    env = BackendEnv(llm=LLM(LLMConfig(model="scripted/test", backoff=0.01)), embedder=embedder)
+    return CompactBackend(env, CompactConfig(**config))
+
+
+def turn(i: int) -> Turn:
+    return Turn(i, f"question {i} about parse_date in utils/dates.py", f"answer {i}")
+
+
+def sources(pack, kind="history"):
+    return [s.source for s in pack.of_kind(kind)][::2] if kind == "history" else \
+        [s.source for s in pack.of_kind(kind)]
+
+
+async def test_turn_trigger_keeps_head_and_tail_and_summarises_the_middle(embedder, script):
+    compact = backend(embedder, turns=6, keep_first=1)
+    for i in range(6):
+        await compact.observe(turn(i))
+    assert compact.compactions == 0 and script.calls == []
+    script.push("- Requirements: parse_date returns UTC (utils/dates.py::parse_date)")
+    await compact.observe(turn(6))  # 7 verbatim turns > 6: compact
+    assert compact.compactions == 1
+    # OpenHands' tail after a condensation: max_size // 2 - keep_first - 1 = 1
+    assert [t.index for t in compact.head] == [0]
+    assert [t.index for t in compact.tail] == [6]
+    assert compact.summarized == [1, 2, 3, 4, 5]
+    prompt = script.calls[0][-1]["content"]
+    assert "[turn 1]" in prompt and "[turn 5]" in prompt
+    assert "[turn 0]" not in prompt and "[turn 6]" not in prompt
+    pack = await compact.context("next?", budget=10_000)
+    assert sources(pack) == ["turn:0", "turn:6"]
+    memory = pack.of_kind("memory")
+    assert [s.source for s in memory] == ["summary"]
+    assert "UTC" in memory[0].text and "turns 1-5" in memory[0].text
+    records = compact.drain_records()
+    assert [r["op"] for r in records] == ["SUMMARIZE"]
+
+
+async def test_the_summary_is_recursive(embedder, script):
+    compact = backend(embedder, turns=4, keep_first=1)
+    script.push("first summary", "second summary")
+    for i in range(10):
+        await compact.observe(turn(i))
+    assert compact.compactions == 2  # at turns 4 and 7 (more than 4 verbatim turns)
+    second = script.calls[1][-1]["content"]
+    assert "Previous summary:\nfirst summary" in second
+    assert compact.summary == "second summary"
+    assert compact.summarized == [1, 2, 3, 4, 5, 6]
+
+
+async def test_share_trigger_uses_the_window(embedder, script, monkeypatch):
+    compact = backend(embedder, share=0.8)
+    monkeypatch.setattr(compact.env.llm, "context_window", lambda: 100)
+    script.push("short summary")
+    long = "word " * 30
+    for i in range(4):
+        await compact.observe(Turn(i, f"{i} {long}", "ok"))
+    assert compact.compactions >= 1
+    assert compact.history_tokens() <= 80
+    assert compact.head[0].index == 0 and compact.tail[-1].index == 3
+
+
+async def test_forced_compaction_passes_the_guidance(embedder, script):
+    compact = backend(embedder)
+    for i in range(4):
+        await compact.observe(turn(i))
+    before = compact.state_digest()
+    script.push("summary that keeps the API decisions")
+    assert await compact.compact("keep the API decisions")
+    assert "keep the API decisions" in script.calls[-1][-1]["content"]
+    assert compact.summarized == [1, 2] and [t.index for t in compact.tail] == [3]
+    assert compact.state_digest() != before
+    assert not await compact.compact()  # nothing left between head and the newest turn
+
+
+async def test_a_failed_summary_keeps_every_turn(embedder, script, monkeypatch):
+    compact = backend(embedder, turns=2)
+    script.push("   ")  # an empty summary is no summary
+    for i in range(3):
+        await compact.observe(turn(i))
+    assert compact.compactions == 0 and compact.summary == ""
+    pack = await compact.context("q", budget=10_000)
+    assert sources(pack) == ["turn:0", "turn:1", "turn:2"]
+    assert [r["op"] for r in compact.drain_records()] == ["skipped"]
+
+
+async def test_context_leaves_state_unchanged(embedder, script):
+    compact = backend(embedder, turns=2)
+    for i in range(5):
+        await compact.observe(turn(i))
+    before = compact.state_digest()
+    await compact.context("anything", budget=50)
+    assert compact.state_digest() == before
+
+
+@pytest.mark.slow
+async def test_real_embedded_model_compacts(make_agent):
+    from memory.backends import registry
+
+    agent = make_agent("full", model="local/smollm2", max_answer_tokens=24)
+    agent.env.options["compact_turns"] = 2
+    agent.backend = registry.create("compact", agent.env)
+    for query in ["parse_date in app/dates.py must return UTC datetimes.",
+                  "Also log with the logging module, never print.",
+                  "Rename connect to open_connection in app/db.py.",
+                  "What did we decide about dates?"]:
+        assert (await agent.ask(query)).ok
+    records = read_transcript(agent.transcript.path).of_type("memory")
+    applied = [r for r in records if r["op"] == "SUMMARIZE"]
+    assert applied, records
+    assert agent.backend.summary
+    pack = await agent.context("dates")
+    assert pack.of_kind("memory")

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from memory.backends.base import BackendEnv
+from memory.backends.mask import MaskBackend, mask_text
+from memory.llm import LLM, LLMConfig
+from memory.types import Turn
+
+CODE_TURN = """Here is the fix for app/db.py:
+
+```python
+def connect(url, timeout=5):
+    return open_connection(url, timeout)
+
+
+class Pool:
+    pass
+```
+
+It keeps the timeout."""
+
+OUTPUT_TURN = """I ran the tests:
+
+```console
+$ pytest -q
+F.
+FAILED tests/test_db.py::test_connect - AssertionError
+```
+
+and then this happened:
+Traceback (most recent call last):
+  File "app/db.py", line 3, in connect
+    raise ValueError("bad url")
+ValueError: bad url
+
+What now?"""
+
+
+def backend(embedder, keep=2):
+    env = BackendEnv(llm=LLM(LLMConfig(model="scripted/test")), embedder=embedder,
+                     options={"mask_keep": keep})
+    return MaskBackend(env)
+
+
+def test_code_blocks_become_placeholders_naming_what_was_there():
+    text, found = mask_text(CODE_TURN)
+    assert "def connect" not in text and "return open_connection" not in text
+    assert "[python code block omitted: 6 lines; defines connect, Pool]" in text
+    assert text.startswith("Here is the fix for app/db.py:\n\n")
+    assert text.endswith("\n\nIt keeps the timeout.")
+    assert [m.kind for m in found] == ["code"]
+
+
+def test_tool_outputs_and_tracebacks_become_placeholders():
+    text, found = mask_text(OUTPUT_TURN)
+    assert [m.kind for m in found] == ["output", "output"]
+    assert "[console output omitted: 3 lines; last line: FAILED tests/test_db.py::" in text
+    assert "[traceback omitted: ValueError: bad url]" in text
+    assert 'File "app/db.py"' not in text and "$ pytest" not in text
+    assert text.startswith("I ran the tests:") and text.endswith("\n\nWhat now?")
+
+
+def test_prose_is_untouched():
+    prose = "Rename connect to open_connection.\nKeep the `timeout` argument."
+    assert mask_text(prose) == (prose, [])
+
+
+async def test_only_turns_older_than_the_last_n_are_masked(embedder, script):
+    mask = backend(embedder, keep=2)
+    texts = [(CODE_TURN, OUTPUT_TURN), ("plain question", CODE_TURN), (CODE_TURN, "ok"),
+             (OUTPUT_TURN, CODE_TURN)]
+    for i, (user, assistant) in enumerate(texts):
+        await mask.observe(Turn(i, user, assistant))
+    pack = await mask.context("next?", budget=100_000)
+    history = pack.of_kind("history")
+    assert [s.source for s in history][::2] == ["turn:0", "turn:1", "turn:2", "turn:3"]
+    shown = [s.text for s in history]
+    # turns 0 and 1 (older than the last 2) masked; turns 2 and 3 verbatim
+    assert "def connect" not in shown[0] and "Traceback" not in shown[1]
+    assert shown[2] == "plain question"
+    assert "def connect" not in shown[3]
+    assert shown[4:] == [CODE_TURN, "ok", OUTPUT_TURN, CODE_TURN]
+    masked_tokens = sum(s.tokens for s in history[:4])
+    assert masked_tokens < sum(mask.env.count(t) for t in (CODE_TURN, OUTPUT_TURN,
+                                                            "plain question", CODE_TURN))
+
+
+async def test_catch_up_and_context_leave_state_consistent(embedder, script):
+    one, many = backend(embedder), backend(embedder)
+    turns = [Turn(i, CODE_TURN, f"answer {i}") for i in range(5)]
+    for t in turns:
+        await one.observe(t)
+    await many.observe_many(turns)
+    assert one.state_digest() == many.state_digest()
+    before = one.state_digest()
+    await one.context("q", budget=10)
+    assert one.state_digest() == before
