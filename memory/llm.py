@@ -286,6 +286,10 @@ class LLM:
         that does not parse or validate gets one corrective retry showing the error;
         then ``StructuredOutputError``. Temperature 0. Every call is counted in
         ``self.stats``.
+
+        For the embedded model, prefer ``enum``, ``const`` and ``pattern`` to bounded
+        lengths (``maxLength``, large ``maxItems``): llama.cpp expands a bounded repeat
+        into nested rules, and decoding under them is many times slower.
         """
         mode = self.structured_mode()
         self.stats.add(calls=1, **{mode: 1})

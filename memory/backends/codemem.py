@@ -54,8 +54,10 @@ is missing, or {"decision": "KEEP", "targets": []} when the memory is enough."""
 JUDGE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"decision": {"type": "string", "enum": ["ADD", "KEEP"]},
+                   # names, not prose: a pattern (a bounded length makes a grammar slow)
                    "targets": {"type": "array", "maxItems": 5,
-                               "items": {"type": "string", "minLength": 1, "maxLength": 80}}},
+                               "items": {"type": "string",
+                                         "pattern": "^[A-Za-z_][A-Za-z0-9_.]*$"}}},
     "required": ["decision", "targets"], "additionalProperties": False,
 }
 

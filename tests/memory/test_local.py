@@ -1,8 +1,9 @@
 """The embedded model under JSON-Schema grammars: whatever it writes validates.
 
-Schemas are drawn by hypothesis in the shapes engram's memory prompts use (objects
-with required keys; strings free, bounded or from an enum; integer enums; consts;
-arrays with bounds, of strings or of objects; per-position items with anyOf), and
+Schemas are drawn by hypothesis in the shapes engram's prompts use on the grammar
+path (objects with required keys; strings from an enum or a short pattern; integer
+enums; consts; arrays with bounds, of enum strings or of objects; per-position
+items with anyOf), and
 the real SmolLM2 samples under each at a high temperature, so the grammar, not the
 model's habits, is what keeps the output valid.
 """
@@ -28,15 +29,16 @@ def obj(props: dict) -> dict:
             "additionalProperties": False}
 
 
+ENUMS = st.lists(WORDS, min_size=1, max_size=4, unique=True).map(
+    lambda xs: {"type": "string", "enum": xs})
 leaf = st.one_of(
-    st.just({"type": "string", "maxLength": 16}),
-    st.lists(WORDS, min_size=1, max_size=4, unique=True).map(
-        lambda xs: {"type": "string", "enum": xs}),
+    ENUMS,
+    st.just({"type": "string", "pattern": "^[a-z_]{1,8}$"}),
     st.lists(st.integers(-1, 9), min_size=1, max_size=4, unique=True).map(
         lambda xs: {"type": "integer", "enum": xs}),
     st.sampled_from([{"const": -1}, {"const": ""}, {"const": "ADD"}, {"type": "boolean"}]),
-    st.integers(0, 3).map(lambda n: {"type": "array", "maxItems": n,
-                                     "items": {"type": "string", "maxLength": 12}}),
+    st.tuples(st.integers(0, 3), ENUMS).map(
+        lambda t: {"type": "array", "maxItems": t[0], "items": t[1]}),
 )
 
 
