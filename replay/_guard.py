@@ -3,7 +3,9 @@ code under test must not do — write, delete or rename outside the sandbox root
 open network connections, start processes. This file is copied, never imported
 by engram itself."""
 
+import contextlib
 import os
+import resource
 import sys
 
 _ROOT = os.path.realpath(os.environ.get("ENGRAM_SANDBOX_ROOT", "/nonexistent-sandbox"))
@@ -60,5 +62,10 @@ def _hook(event, args):
         elif not _inside(address):
             _refuse(f"socket {address!r} outside the sandbox")
 
+
+_NPROC = os.environ.get("ENGRAM_SANDBOX_NPROC", "")
+if _NPROC.isdigit():  # inside the OS jail: counted per user namespace, inherited, not raisable
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(_NPROC), int(_NPROC)))
 
 sys.addaudithook(_hook)

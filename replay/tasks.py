@@ -11,7 +11,6 @@ task: recall of true items and the share of stale (distracting) items present.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -38,7 +37,6 @@ from replay.sources import Iterative
 
 TOPICS_QUERY = ("List every topic we have worked on in this conversation so far, "
                 "one short phrase per line, nothing else.")
-PASSED_MARK = "ENGRAM-PASSED "
 _CLASS = re.compile(r"^class\s+(\w+)", re.M)
 
 
@@ -145,29 +143,12 @@ async def outline_tasks(agent: Agent, outline: Outline, judge: EmbedJudge | LLMJ
     return scores
 
 
-def harness_module(code: str, tests: list[str]) -> str:
-    """CodeIF-Bench's harness as one module: the code, then each assert run on its own."""
-    return (f"{code}\n\n\nimport json as _engram_json\n_engram_ok = []\n"
-            f"for _engram_i, _engram_t in enumerate({tests!r}):\n"
-            "    try:\n        exec(_engram_t, globals())\n"
-            "        _engram_ok.append(_engram_i)\n"
-            "    except Exception:\n        pass\n"
-            f"print({PASSED_MARK!r} + _engram_json.dumps(_engram_ok))\n")
-
-
 def run_tests(code: str, tests: list[str], limits: Limits) -> set[int]:
     """Indices of ``tests`` that ``code`` passes (none if it has no code or crashes)."""
     if not code.strip() or not tests:
         return set()
-    with Sandbox(files={"solution.py": harness_module(code, tests)}, limits=limits) as box:
-        result = box.python("solution.py")
-    for line in result.stdout.splitlines():
-        if line.startswith(PASSED_MARK):
-            try:
-                return {int(i) for i in json.loads(line[len(PASSED_MARK):])}
-            except (ValueError, TypeError):
-                return set()
-    return set()
+    with Sandbox(limits=limits) as box:  # the verdict comes from the harness's pipe
+        return {int(i) for i in box.asserts(code, tests).passed}
 
 
 def passed_tests(answer: str, tests: list[str], limits: Limits,
