@@ -65,7 +65,23 @@ class TranscriptWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._secrets = secret_values()
+        self._end_torn_line()
         self._fh = self.path.open("a", encoding="utf-8")
+
+    def _end_torn_line(self) -> None:
+        """A file whose last line was torn (a crash mid-write) gets its newline first, so
+        the next record starts a line of its own instead of merging into the fragment."""
+        try:
+            with self.path.open("rb+") as fh:
+                if fh.seek(0, os.SEEK_END) == 0:
+                    return
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    fh.write(b"\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+        except FileNotFoundError:
+            pass
 
     def write(self, record: dict[str, Any]) -> None:
         kind = record.get("type")

@@ -35,6 +35,18 @@ def test_torn_last_line_is_skipped_with_a_warning(tmp_path):
     assert any("torn last line" in p for p in transcript.problems)
 
 
+def test_resuming_after_a_torn_last_line_keeps_every_new_record(tmp_path):
+    data = write_sample(tmp_path / "t.jsonl", n=2)
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(data[:-25])  # the last record cut mid-line, as a crash leaves it
+    with TranscriptWriter(torn) as writer:
+        writer.write({"type": "turn", "index": 2, "user": "u", "assistant": "a", "context": []})
+        writer.write({"type": "turn", "index": 3, "user": "u", "assistant": "a", "context": []})
+    transcript = read_transcript(torn)
+    assert [r["index"] for r in transcript.of_type("turn")] == [0, 2, 3]  # 1 was torn
+    assert sum("torn" in p or "line" in p for p in transcript.problems) == 1
+
+
 def test_random_truncations_and_corruptions_keep_every_intact_record(tmp_path):
     data = write_sample(tmp_path / "t.jsonl")
     original = [line for line in data.split(b"\n") if line]
