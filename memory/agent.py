@@ -45,6 +45,8 @@ class Agent:
         self.backends = backends
         self.turns: list[Turn] = []
         self.last_pack: ContextPack | None = None
+        # memory updates that were skipped or failed (``memory`` records, op skipped/error)
+        self.memory_issues: list[dict[str, Any]] = []
 
     @property
     def repo(self) -> Any:
@@ -54,10 +56,12 @@ class Agent:
         if self.transcript is not None:
             self.transcript.write(record)
 
-    def start_session(self, session_id: str, version: str, head: str = "") -> None:
+    def start_session(self, session_id: str, version: str, head: str = "",
+                      repo: str = "") -> None:
+        """The session record; ``repo`` names the repository when the index is not built yet."""
         self.record({
             "type": "session", "id": session_id,
-            "repo": str(self.repo.root) if self.repo is not None else "",
+            "repo": repo or (str(self.repo.root) if self.repo is not None else ""),
             "head": head, "engram": version, "model": self.llm.model,
             "backend": self.backend.name, "started": time.time(),
         })
@@ -161,7 +165,9 @@ class Agent:
             return self.backend
         backend = self.backends.create(name, self.env)
         done = [t for t in self.turns if t.ok]
-        step = 16
+        step = 16 if hasattr(backend, "observe_many") else 1  # per turn: visible progress
+        if progress is not None:
+            progress(0, len(done))
         for start in range(0, len(done), step):
             await self._observe(backend, done[start:start + step])
             if progress is not None:
@@ -180,6 +186,8 @@ class Agent:
         """Commit the chosen A/B answer; every backend involved (and the current one)
         observes it, and the comparison is recorded."""
         chosen = turns[choice]
+        chosen.meta["ab"] = {"backends": [t.backend for t in turns],
+                             "answers": [t.assistant for t in turns], "choice": choice}
         observers = list({id(b): b for b in [*backends, self.backend]}.values())
         await self.commit(chosen, observers)
         self.record({"type": "ab", "backends": [t.backend for t in turns],
@@ -198,11 +206,15 @@ class Agent:
                     await backend.observe(turn)
         except Exception as exc:
             log.warning("memory update of %s failed: %s", backend.name, exc)
-            self.record({"type": "memory", "backend": backend.name, "op": "error",
-                         "id": "", "text": f"{type(exc).__name__}: {exc}"})
+            failed = {"type": "memory", "backend": backend.name, "op": "error",
+                      "id": "", "text": f"{type(exc).__name__}: {exc}"}
+            self.record(failed)
+            self.memory_issues.append({**failed, "turn": turns[-1].index if turns else -1})
         drain = getattr(backend, "drain_records", None)
         for record in drain() if drain is not None else []:
             self.record(record)
+            if record.get("type") == "memory" and record.get("op") in ("skipped", "error"):
+                self.memory_issues.append({**record, "turn": turns[-1].index if turns else -1})
 
     async def switch(self, name: str, progress: Progress | None = None) -> Backend:
         """Replace the backend by ``name``, caught up on every successful turn so far."""

@@ -1,12 +1,14 @@
 """The engram app: chat with a repository, switch memory backends live, compare them.
 
 The UI thread only renders; all engine work runs on ``EngineLoop`` (tui/engine.py).
+Slow operations run in workers shown in the task bar; Esc cancels them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,19 +17,32 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+from textual.worker import Worker, get_current_worker
 
 from themes import DEFAULT_THEME, STYLESHEET, THEMES
-from tui.config import load_config, save_config
+from tui.background import Background
+from tui.comparison import Comparison
+from tui.config import load_config
 from tui.engine import EngineLoop
-from tui.slash import SlashError, parse
-from tui.widgets._inspector import Inspector, MemoryRow
+from tui.handlers import SlashHandlers
+from tui.inspection import memory_rows, turn_notes
+from tui.widgets._inspector import Inspector
 from tui.widgets._prompt import PromptArea
 from tui.widgets._status import StatusBar
+from tui.widgets._task import TaskBar
 
 # Imported after the first frame (Markdown, the command palette): see _lazy().
 if TYPE_CHECKING:
-    from tui.widgets._ab import ABView
     from tui.widgets._turn import TurnView
+
+WELCOME = (
+    "[b]engram[/b] · ask anything about [b]{repo}[/b]\n\n"
+    "Enter sends, ctrl+j adds a line. The memory backend ([b]{backend}[/b]) decides what the "
+    "model sees: [b]/backend NAME[/b] switches it, [b]/ab A B[/b] compares two, "
+    "[b]F2[/b] shows the context of a turn, [b]F1[/b] lists keys and commands, "
+    "[b]Esc[/b] cancels a slow operation."
+)
 
 
 def _engram_commands() -> type:
@@ -49,22 +64,6 @@ async def _open_session(options: AppOptions, transcript: Path | None) -> Any:
     return await open_app_session(options, transcript)
 
 
-def _build_index(options: AppOptions, progress: Any) -> Any:
-    """Runs in a thread: imports and builds off the UI thread."""
-    from tui.session import build_index
-
-    return build_index(options, progress)
-
-
-def _local_model_name(model: str | None) -> str | None:
-    """``smollm2`` for ``local/smollm2``; None for a remote model."""
-    if model is None:
-        from memory.llm import default_model
-
-        model = default_model()
-    return model.split("/", 1)[1] if model.startswith("local/") else None
-
-
 @dataclass(frozen=True)
 class AppOptions:
     repo: Path = Path(".")
@@ -76,7 +75,7 @@ class AppOptions:
     max_tokens: int = 512
 
 
-class EngramApp(App[None]):
+class EngramApp(SlashHandlers, Comparison, Background, App[None]):
     """Chat about a git repository with a pluggable conversational memory."""
 
     CSS_PATH = ["app.tcss", str(STYLESHEET)]
@@ -86,6 +85,7 @@ class EngramApp(App[None]):
         Binding("f1", "help", "Help"),
         Binding("f2", "toggle_inspector", "Inspector"),
         Binding("f3", "cycle_backend", "Next backend"),
+        Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
@@ -97,19 +97,25 @@ class EngramApp(App[None]):
         self.home: Path | None = None
         self.session_id = ""
         self.ab_pending: tuple[str, str] | None = None
-        self.ab_view: ABView | None = None
         self._ab_state: tuple[list[Any], list[Any]] | None = None
-        self._busy = False
+        self.operation = ""  # the slow operation under way ("" when idle)
+        self._operation_worker: Worker[Any] | None = None  # what Esc cancels
         self._booted = asyncio.Event()
+        self._boot_error = ""
         self._warming = False
+        self._memory_warned = False
+        self._resumed_tokens = 0
         self._index: Any = None  # memory.repo.RepoIndex once built
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         with Horizontal(id="main"):
-            yield VerticalScroll(id="chat")
+            with VerticalScroll(id="chat"):
+                yield Static(WELCOME.format(repo=self.options.repo.resolve().name,
+                                            backend=self.options.backend), id="welcome")
             yield Inspector(id="inspector")
+        yield TaskBar(id="task")
         yield PromptArea(id="prompt")
 
     def on_mount(self) -> None:
@@ -122,7 +128,6 @@ class EngramApp(App[None]):
         status.repo = self.options.repo.resolve().name
         status.backend = self.options.backend
         status.index = "…"
-        status.note = "starting…"
         self.query_one(PromptArea).focus()
         self.call_after_refresh(self._start)  # the first frame is painted before engine work
 
@@ -142,93 +147,81 @@ class EngramApp(App[None]):
     def theme_names(self) -> list[str]:
         return [t.name for t in THEMES]
 
+    # -- slow operations ---------------------------------------------------------------
+    @contextmanager
+    def operation_shown(self, what: str, *, cancellable: bool = True) -> Iterator[None]:
+        """Show ``what`` in the task bar while the calling worker runs; Esc cancels it."""
+        self.operation = what
+        self._operation_worker = get_current_worker() if cancellable else None
+        self.query_one(TaskBar).begin(what, cancellable=cancellable)
+        try:
+            yield
+        finally:
+            self.operation, self._operation_worker = "", None
+            self.query_one(TaskBar).end()
+
+    def progress_callback(self) -> Callable[[int, int], None]:
+        """A ``progress(done, total)`` for the engine thread: posts to the task bar, never
+        waits for the UI."""
+        loop, bar = asyncio.get_running_loop(), self.query_one(TaskBar)
+        return lambda done, total: loop.call_soon_threadsafe(bar.step, done, total)
+
+    def action_cancel(self) -> None:
+        worker = self._operation_worker
+        if worker is not None and not worker.is_finished:
+            worker.cancel()
+
     # -- boot ---------------------------------------------------------------------
     @work(exclusive=True, group="boot")
     async def boot(self, transcript: Path | None = None) -> None:
         status = self.query_one(StatusBar)
-        try:
-            if transcript is None and self.options.continue_last:
-                from memory.home import repo_home
-                from memory.transcript import latest_session
-                from tui.session import repo_root
+        what = "opening the session" if transcript is None and not self.options.continue_last \
+            else "resuming the session"
+        with self.operation_shown(what, cancellable=False):
+            try:
+                if transcript is None and self.options.continue_last:
+                    from memory.home import repo_home
+                    from memory.transcript import latest_session
+                    from tui.session import repo_root
 
-                root = await self.engine.run(asyncio.to_thread(repo_root, self.options.repo))
-                transcript = latest_session(repo_home(root, self.options.data_dir))
-            booted = await self.engine.run(_open_session(self.options, transcript))
-        except Exception as exc:
-            status.note = "not ready"
-            self.notify(str(exc), title="engram cannot start", severity="error", timeout=30)
-            return
+                    root = await self.engine.run(asyncio.to_thread(repo_root, self.options.repo))
+                    transcript = latest_session(repo_home(root, self.options.data_dir))
+                booted = await self.engine.run(_open_session(self.options, transcript))
+            except Exception as exc:
+                self._boot_error = str(exc)
+                status.note = "not ready"
+                self.notify(str(exc), title="engram cannot start", severity="error", timeout=30)
+                return
         self.agent, self.home, self.session_id = booted.agent, booted.home, booted.session_id
         status.branch, status.head = booted.branch, booted.head[:8]
         status.model, status.backend = self.agent.llm.model, self.agent.backend.name
         status.note = ""
         chat = self.query_one("#chat", VerticalScroll)
-        await chat.remove_children()
+        if self.agent.turns:
+            await chat.remove_children()
         for turn in self.agent.turns:
             view = _turn_view()(turn.user, label=f"#{turn.index}")
             await chat.mount(view)
             view.turn = turn
             await view.finish(turn.assistant, self._meta(turn), turn.error)
+        self._resumed_tokens = sum(t.usage.tokens for t in self.agent.turns)
         if self.agent.turns:
+            chat.scroll_end(animate=False)  # open on the latest turn
+            self.call_after_refresh(chat.scroll_end, animate=False)
             self.notify(f"resumed {len(self.agent.turns)} turns of session {self.session_id}")
-        self._update_usage()
+        self._update_usage(self.agent.turns[-1] if self.agent.turns else None)
         if self._index is not None:
             self.agent.env.repo = self._index
         self._booted.set()
         if self.options.pick_session and transcript is None:
             self.action_sessions()
 
-    @work(exclusive=True, group="index")
-    async def index_repo(self) -> None:
-        status = self.query_one(StatusBar)
-        last = [0.0]
-
-        def progress(done: int, total: int, what: str) -> None:
-            now = time.monotonic()
-            if now - last[0] > 0.2 or done == total:
-                last[0] = now
-                step = "embedding" if what.startswith("embedded") else "reading"
-                self.call_from_thread(setattr, status, "index", f"{step} {done}/{total}")
-
-        try:
-            index, report = await self.engine.run(
-                asyncio.to_thread(_build_index, self.options, progress))
-        except Exception as exc:
-            status.index = "failed"
-            self.notify(f"indexing failed: {exc}", severity="error", timeout=20)
-            return
-        self._index = index
-        if self.agent is not None:
-            self.agent.env.repo = index
-        status.index = "ready"
-        self.notify(f"index ready: {report.summary()}", timeout=6)
-
     # -- the embedded model, loaded in the background from the first keystroke ----------
-    @on(PromptArea.Changed)
+    @on(PromptArea.Changed)  # handlers stay on the App class: mixins are not scanned for @on
     def _first_keystroke(self) -> None:
         if not self._warming:
             self._warming = True
             self.warm_model()
-
-    @work(thread=True, exclusive=True, group="warm")
-    def warm_model(self) -> None:
-        """Load the embedded model (if that is the one answering) while the user types."""
-        status = self.query_one(StatusBar)
-        model = self.agent.llm.model if self.agent is not None else self.options.model
-        name = _local_model_name(model)
-        if name is None:
-            return
-        from memory.local import warm
-
-        self.call_from_thread(setattr, status, "model_loading", True)
-        try:
-            warm(name)
-        except Exception as exc:  # the first answer reports it properly
-            self.call_from_thread(self.notify, f"loading local/{name} failed: {exc}",
-                                  severity="warning")
-        finally:
-            self.call_from_thread(setattr, status, "model_loading", False)
 
     # -- queries ------------------------------------------------------------------
     def prefill(self, text: str) -> None:
@@ -240,16 +233,31 @@ class EngramApp(App[None]):
     @on(PromptArea.Submitted)
     async def _submitted(self, event: PromptArea.Submitted) -> None:
         if event.text.startswith("/"):
-            await self.run_slash(event.text)
-        elif not self._booted.is_set() or self.agent is None:
-            self.notify("engram is still starting; try again in a moment", severity="warning")
-        elif self._busy:
-            self.notify("still answering the previous query", severity="warning")
+            await self.run_slash(event.text)  # quick; a slow command starts a worker
+            return
+        refusal = self._refusal()
+        if refusal:
+            # refused, never queued behind the operation: the query goes back to the prompt
+            if not self.query_one(PromptArea).text.strip():
+                self.prefill(event.text)
+            self.notify(f"not sent: {refusal}. Your query is back in the prompt.",
+                        severity="warning")
         elif self.ab_pending:
             self.run_ab(event.text, *self.ab_pending)
             self.ab_pending = None
         else:
             self.ask(event.text)
+
+    def _refusal(self) -> str:
+        if self._boot_error:
+            return f"engram could not start ({self._boot_error})"
+        if not self._booted.is_set() or self.agent is None:
+            return "engram is still starting"
+        if self.operation:
+            return f"{self.operation} (Esc cancels)"
+        if self._ab_state is not None:
+            return "choose the better A/B answer first (1 or 2)"
+        return ""
 
     def _meta(self, turn: Any) -> str:
         meta = (f"{turn.backend} · {turn.model} · {turn.usage.tokens} tok · "
@@ -263,168 +271,48 @@ class EngramApp(App[None]):
         status = self.query_one(StatusBar)
         if turn is not None:
             status.last_tokens = turn.usage.tokens
-        status.session_tokens = self.agent.llm.ledger.tokens
+        status.session_tokens = self._resumed_tokens + self.agent.llm.ledger.tokens
         status.cost = self.agent.llm.ledger.cost
 
-    @work(group="answer")
+    async def mount_in_chat(self, widget: Any) -> VerticalScroll:
+        chat = self.query_one("#chat", VerticalScroll)
+        for welcome in chat.query("#welcome"):
+            await welcome.remove()
+        await chat.mount(widget)
+        chat.scroll_end(animate=False)
+        return chat
+
+    @contextmanager
+    def following(self, chat: VerticalScroll) -> Iterator[None]:
+        """Keep the end of the chat in view while an answer streams."""
+        timer = self.set_interval(0.2, lambda: chat.scroll_end(animate=False))
+        try:
+            yield
+        finally:
+            timer.stop()
+            chat.scroll_end(animate=False)
+
+    @work(group="answer", exit_on_error=False)
     async def ask(self, query: str) -> None:
-        self._busy = True
-        try:
-            chat = self.query_one("#chat", VerticalScroll)
-            view = _turn_view()(query, label=f"#{len(self.agent.turns)}")
-            await chat.mount(view)
-            chat.scroll_end(animate=False)
-            if self.agent.env.repo is None:
-                self.notify("the index is not ready yet: answering without repository code",
-                            severity="warning")
-            turn = await self.engine.run(self.agent.ask(query, on_token=view.push))
-            view.turn, view.pack = turn, self.agent.last_pack
-            await view.finish(turn.assistant, self._meta(turn), turn.error)
-            chat.scroll_end(animate=False)
-            if turn.error:
-                self.notify(turn.error, title="answer failed", severity="error", timeout=15)
-            self._update_usage(turn)
-            self.show_inspector(view)
-        finally:
-            self._busy = False
-
-    @work(group="answer")
-    async def run_ab(self, query: str, name_a: str, name_b: str) -> None:
-        self._busy = True
-        try:
-            from tui.widgets._ab import ABView
-
-            chat = self.query_one("#chat", VerticalScroll)
-            view = ABView(query, name_a, name_b)
-            await chat.mount(view)
-            chat.scroll_end(animate=False)
-            status = self.query_one(StatusBar)
-            status.note = "preparing A/B…"
-            backends = [await self.engine.run(self.agent.prepare(n)) for n in (name_a, name_b)]
-            status.note = ""
-            panes = [view.pane("A"), view.pane("B")]
-            turns = await self.engine.run(
-                self.agent.ab(query, backends, [p.push for p in panes]))
-            for pane, turn in zip(panes, turns, strict=True):
-                await pane.finish(turn.assistant + (f"\n\n**error:** {turn.error}"
-                                                    if turn.error else ""), self._meta(turn))
-            self._ab_state = (turns, backends)
-            self.ab_view = view
-            view.await_choice()  # focus moves to the panes: 1 / 2 choose
-            self.notify("press 1 or 2 (or click) to choose the better answer")
-        finally:
-            self._busy = False
-
-    def on_abview_chosen(self, event: ABView.Chosen) -> None:
-        self.commit_choice(event.side)
-
-    @work(group="answer")
-    async def commit_choice(self, side: str) -> None:
-        if self._ab_state is None:
-            return
-        turns, backends = self._ab_state
-        self._ab_state, self.ab_view = None, None
-        choice = 0 if side == "A" else 1
-        chosen = await self.engine.run(self.agent.choose(turns, choice, backends))
-        self._update_usage(chosen)
-        self.query_one(PromptArea).focus()
-        self.notify(f"kept {side} ({chosen.backend}); both backends observed it")
-
-    # -- slash commands -----------------------------------------------------------
-    async def run_slash(self, text: str) -> None:
-        try:
-            parsed = parse(text)
-        except SlashError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        if parsed is None:
-            return
-        name, args = parsed
-        handler = getattr(self, f"slash_{name}")
-        try:
-            await handler(args)
-        except SlashError as exc:
-            self.notify(str(exc), severity="error")
-
-    def _need_agent(self) -> None:
-        if self.agent is None:
-            raise SlashError("engram is still starting")
-
-    async def slash_backend(self, args: list[str]) -> None:
-        from memory.backends import BackendLoadError, UnknownBackend
-
-        self._need_agent()
-        if len(args) != 1:
-            raise SlashError("usage: /backend NAME (" + ", ".join(self.backend_names()) + ")")
-        status = self.query_one(StatusBar)
-
-        def progress(done: int, total: int) -> None:
-            self.call_from_thread(setattr, status, "note", f"catching up {done}/{total}")
-
-        status.note = "switching…"
-        try:
-            backend = await self.engine.run(self.agent.switch(args[0], progress))
-        except (UnknownBackend, BackendLoadError) as exc:
-            status.note = ""
-            raise SlashError(str(exc)) from exc
-        status.note = ""
-        status.backend = backend.name
-        self.notify(f"backend {backend.name}, caught up on {len(self.agent.turns)} turns")
-
-    async def slash_ab(self, args: list[str]) -> None:
-        self._need_agent()
-        if len(args) != 2:
-            raise SlashError("usage: /ab A B  (two backend names)")
-        unknown = [a for a in args if a not in self.backend_names()]
-        if unknown:
-            raise SlashError(f"unknown backend {unknown[0]!r}; known: "
-                             + ", ".join(self.backend_names()))
-        self.ab_pending = (args[0], args[1])
-        self.notify(f"the next query is answered by {args[0]} and {args[1]}")
-
-    async def slash_model(self, args: list[str]) -> None:
-        from tui.session import usable_llm
-
-        self._need_agent()
-        if len(args) != 1:
-            raise SlashError("usage: /model NAME  (any litellm model string)")
-        try:
-            llm = await self.engine.run(asyncio.to_thread(usable_llm, self.agent.llm, args[0]))
-        except ValueError as exc:
-            raise SlashError(str(exc)) from exc
-        self.agent.llm = self.agent.env.llm = llm
-        self.query_one(StatusBar).model = llm.model
-        self.notify(f"model {llm.model}")
-
-    async def slash_theme(self, args: list[str]) -> None:
-        if len(args) != 1 or args[0] not in self.available_themes:
-            raise SlashError("usage: /theme NAME (" + ", ".join(self.theme_names()) + ")")
-        self.theme = args[0]
-        save_config(theme=args[0])
-
-    async def slash_inspector(self, args: list[str]) -> None:
-        self.action_toggle_inspector()
-
-    async def slash_sessions(self, args: list[str]) -> None:
-        self.action_sessions()
-
-    async def slash_export(self, args: list[str]) -> None:
-        from tui.session import export_markdown
-
-        self._need_agent()
-        default = (self.home or Path(".")) / "sessions" / f"{self.session_id}.md"
-        path = Path(args[0]).expanduser() if args else default
-        try:
-            export_markdown(self.agent.turns, path)
-        except OSError as exc:
-            raise SlashError(f"cannot write {path}: {exc}") from exc
-        self.notify(f"conversation written to {path}")
-
-    async def slash_help(self, args: list[str]) -> None:
-        self.action_help()
-
-    async def slash_quit(self, args: list[str]) -> None:
-        self.exit()
+        view = _turn_view()(query, label=f"#{len(self.agent.turns)}")
+        chat = await self.mount_in_chat(view)
+        if self.agent.env.repo is None:
+            self.notify("the index is not ready yet: answering without repository code",
+                        severity="warning")
+        with self.operation_shown(f"answering with {self.backend_name}"), self.following(chat):
+            try:
+                turn = await self.engine.run(self.agent.ask(query, on_token=view.push))
+            except asyncio.CancelledError:
+                await view.finish(view.answer_text + "".join(view._pending),
+                                  "cancelled (Esc): not recorded")
+                raise
+        view.turn, view.pack = turn, self.agent.last_pack
+        await view.finish(turn.assistant, self._meta(turn), turn.error)
+        if turn.error:
+            self.notify(turn.error, title="answer failed", severity="error", timeout=15)
+        self._update_usage(turn)
+        self.report_memory_issues()
+        self.show_inspector(view)
 
     # -- actions ------------------------------------------------------------------
     def action_help(self) -> None:
@@ -478,23 +366,9 @@ class EngramApp(App[None]):
             sections = [{**s.summary(), "text": s.text} for s in view.pack.sections]
         else:
             sections = list(turn.context)
-        inspector.show(f"turn #{turn.index} · {turn.backend} · {turn.latency_ms} ms",
-                       sections, self._memory_rows())
-
-    def _memory_rows(self) -> list[MemoryRow] | None:
         backend = self.agent.backend if self.agent else None
-        view = getattr(backend, "memory_view", None)
-        if view is not None:
-            return [MemoryRow(text, event) for text, event in view()]
-        store = getattr(backend, "memories", None)
-        if store is None:
-            return None
-        last = getattr(backend, "last", None)
-        events = {e["id"]: e["op"] for e in getattr(last, "events", [])}
-        rows = [MemoryRow(m.text, events.get(m.id, "")) for m in store.live()]
-        rows += [MemoryRow(e["text"], "DELETE") for e in getattr(last, "events", [])
-                 if e["op"] == "DELETE"]
-        return rows
+        inspector.show(f"turn #{turn.index} · {turn.backend} · {turn.latency_ms} ms",
+                       sections, memory_rows(backend), turn_notes(self.agent, turn))
 
     async def action_quit(self) -> None:
         self.exit()

@@ -26,8 +26,10 @@ class EngramCommands(Provider):
         for name in app.backend_names():
             entries.append((f"Backend: {name}", f"/backend {name}",
                             partial(app.run_slash, f"/backend {name}")))
-            entries.append((f"A/B: current vs {name}", f"/ab {app.backend_name} {name}",
-                            partial(app.run_slash, f"/ab {app.backend_name} {name}")))
+            if name != app.backend_name:  # never a backend against itself
+                entries.append((f"A/B: {app.backend_name} vs {name}",
+                                f"/ab {app.backend_name} {name}",
+                                partial(app.run_slash, f"/ab {app.backend_name} {name}")))
         for theme in app.theme_names():
             entries.append((f"Theme: {theme}", f"/theme {theme}",
                             partial(app.run_slash, f"/theme {theme}")))

@@ -62,7 +62,7 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
     if turns:
         await agent.resume(turns)
     else:
-        agent.start_session(session_id, __version__, _git.head(root))
+        agent.start_session(session_id, __version__, _git.head(root), repo=str(root))
     return Booted(agent, home, session_id, _git.branch(root), _git.head(root))
 
 

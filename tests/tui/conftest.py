@@ -27,3 +27,13 @@ async def ready(app: EngramApp, pilot) -> None:
         await pilot.pause(0.05)
     await app.workers.wait_for_complete()
     await pilot.pause()
+
+
+@pytest.fixture
+def slow_backend(monkeypatch):
+    """Registers ``slow`` (tests/tui/_slow_backend.py) for the test."""
+    from memory.backends import BackendSpec, registry
+
+    monkeypatch.setitem(registry.specs(), "slow",
+                        BackendSpec("slow", "tests.tui._slow_backend:SlowBackend", "tests"))
+    return "slow"

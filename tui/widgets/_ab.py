@@ -52,7 +52,6 @@ class AnswerPane(Vertical):
         self.text = text
         await self.query_one(Markdown).update(text or "_(no answer)_")
         self.query_one(".meta", Static).update(meta)
-        self.query_one(Button).disabled = False
 
 
 class ABView(Vertical):
@@ -79,6 +78,7 @@ class ABView(Vertical):
         self.query_text = query
         self.backends = (backend_a, backend_b)
         self.chosen: str | None = None
+        self.ready = False  # both answers done: choosing is possible
 
     def compose(self) -> ComposeResult:
         yield Static(Text.assemble(("A/B  ", "bold"), self.query_text), classes="user")
@@ -95,14 +95,23 @@ class ABView(Vertical):
         self.choose(side)
 
     def await_choice(self) -> None:
-        """Take the focus so that 1 and 2 choose (the buttons are enabled by now)."""
+        """Both answers are done: enable choosing, and take the focus so that 1 and 2 choose."""
+        self.ready = True
+        for button in self.query(Button):
+            button.disabled = False
         self.pane("A").query_one(Button).focus()
+
+    def cancel(self) -> None:
+        """The comparison was cancelled: nothing to choose."""
+        self.chosen = "-"
+        for pane in (self.pane("A"), self.pane("B")):
+            pane.query_one(".meta", Static).update("cancelled (Esc): not recorded")
 
     def action_choose(self, side: str) -> None:
         self.choose(side)
 
     def choose(self, side: str) -> None:
-        if self.chosen is not None:
+        if self.chosen is not None or not self.ready:
             return
         self.chosen = side
         self.pane(side).add_class("-chosen")

@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 PREVIEW_CHARS = 160
+SOURCE_CHARS = 32  # the inspector is 48 columns: indent, "12345 tok", two spaces, the source
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,8 @@ class Inspector(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("Select a turn to see its context.", id="inspector-body")
 
-    def show(self, title: str, sections: list[dict], memories: list[MemoryRow] | None) -> None:
+    def show(self, title: str, sections: list[dict], memories: list[MemoryRow] | None,
+             notes: list[str] | None = None) -> None:
         lines = [f"[b]{title}[/b]"]
         kinds: dict[str, list[dict]] = {}
         for section in sections:
@@ -43,9 +45,15 @@ class Inspector(VerticalScroll):
             lines.append(f"\n[b]{kind}[/b]  {len(group)} · {tokens} tok")
             for s in group:
                 preview = " ".join(str(s.get("text", "")).split())[:PREVIEW_CHARS]
-                lines.append(f"  {self._esc(s['source'])}  [dim]{s['tokens']} tok[/dim]")
+                source = str(s["source"])
+                if len(source) > SOURCE_CHARS:  # one line per section: the tokens never wrap
+                    source = "…" + source[-(SOURCE_CHARS - 1):]
+                lines.append(f"  [dim]{s['tokens']:>5} tok[/dim]  {self._esc(source)}")
                 if preview:
                     lines.append(f"    [dim]{self._esc(preview)}[/dim]")
+        if notes:
+            lines.append("\n[b]memory updates[/b]")
+            lines += [f"  {self._esc(note)}" for note in notes]
         if memories is not None:
             lines.append(f"\n[b]memories[/b]  {len(memories)}")
             for row in memories:

@@ -31,6 +31,8 @@ class StatusBar(Static):
     """Cost in USD where litellm knows the model's prices."""
     index: reactive[str] = reactive("")
     """The repository index: "…" (not opened yet), "3/120" (building), "ready", "failed"."""
+    memory: reactive[str] = reactive("")
+    """Memory updates skipped or failed ("memory: 2 skipped"); "" when all went through."""
     note: reactive[str] = reactive("")
     """A short state note (indexing progress, catching up)."""
 
@@ -43,6 +45,8 @@ class StatusBar(Static):
         parts += [f"last {self.last_tokens} tok", f"session {self.session_tokens} tok"]
         if self.cost:
             parts.append(f"${self.cost:.4f}")
+        if self.memory:
+            parts.append(f"⚠ {self.memory}")
         if self.note:
             parts.append(self.note)
         return " │ ".join(parts)

@@ -1,0 +1,124 @@
+"""Slow operations never freeze the app: a backend switch catches up in a worker with
+visible progress, keys echo meanwhile, a query is refused with a reason (never queued and
+replayed), Esc cancels and keeps the previous backend. Skipped memory updates are shown."""
+
+from __future__ import annotations
+
+import time
+
+from memory.transcript import read_transcript
+from tui.widgets import ABView, Inspector, StatusBar, TaskBar, TurnView
+
+from .conftest import ready
+from .test_app import send, until
+
+
+async def test_switch_catches_up_in_the_background_and_esc_cancels(
+        app_factory, script, slow_backend):
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        for query in ("first", "second", "third"):
+            await send(pilot, query)
+        prompt, bar = app.query_one("#prompt"), app.query_one(TaskBar)
+        prompt.load_text("/backend slow")
+        await pilot.press("enter")
+        await until(pilot, lambda: bar.total == 3)
+        assert bar.display and "switching to slow" in bar.render()
+        assert "of 3" in bar.render() and "Esc cancels" in bar.render()
+        assert " s · " in bar.render()  # elapsed seconds
+        started = time.monotonic()
+        await pilot.press("h", "i")
+        assert prompt.text == "hi" and time.monotonic() - started < 0.5  # keys echo
+        assert app.operation  # ... while the catch-up still runs
+        await pilot.press("enter")  # a query meanwhile: refused, back in the prompt
+        await pilot.pause()
+        assert prompt.text == "hi" and len(app.query(TurnView)) == 3
+        assert any("not sent" in n.message and "switching to slow" in n.message
+                   for n in app._notifications)
+        await pilot.press("escape")
+        await until(pilot, lambda: not bar.display)
+        await app.workers.wait_for_complete()
+        assert app.agent.backend.name == "full"
+        assert app.query_one(StatusBar).backend == "full"
+        assert any("cancelled; full is still active" in n.message for n in app._notifications)
+        assert not read_transcript(app.agent.transcript.path).of_type("switch")
+        assert len(app.query(TurnView)) == 3  # nothing ran after the cancel
+
+
+async def test_switch_completes_and_reports_skipped_memory(app_factory, script, slow_backend):
+    app = app_factory()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(app, pilot)
+        await send(pilot, "first")
+        await send(pilot, "/backend slow")
+        await app.workers.wait_for_complete()
+        assert app.agent.backend.name == "slow" and app.agent.backend.seen == [0]
+        status = app.query_one(StatusBar)
+        assert status.backend == "slow"
+        assert status.memory == "memory updates: 1 skipped"
+        assert "⚠ memory updates: 1 skipped" in status.render()
+        assert [n.title for n in app._notifications].count("memory update skipped") == 1
+        await send(pilot, "second")
+        assert status.memory == "memory updates: 2 skipped"
+        # the warning comes once; the count goes on
+        assert [n.title for n in app._notifications].count("memory update skipped") == 1
+        await pilot.press("f2")
+        await pilot.pause()
+        body = str(app.query_one(Inspector).query_one("#inspector-body").render())
+        assert "skipped (slow): no facts found in turn 1" in body
+        records = read_transcript(app.agent.transcript.path).of_type("memory")
+        assert [r["op"] for r in records] == ["skipped", "skipped"]
+
+
+async def test_a_query_during_an_answer_is_refused_not_replayed(app_factory, script,
+                                                                 slow_backend):
+    app = app_factory(backend="slow")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        prompt = app.query_one("#prompt")
+        prompt.load_text("first")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.operation.startswith("answering"))
+        prompt.load_text("second")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [t.user for t in app.agent.turns] == ["first"]
+        assert prompt.text == "second"
+
+
+async def test_ab_choose_is_disabled_until_both_answers_are_done(app_factory, script,
+                                                                 slow_backend):
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(pilot, "first")
+        await send(pilot, "/ab full slow")
+        prompt = app.query_one("#prompt")
+        prompt.load_text("which is better?")
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(app.query(ABView)) and "A/B" in app.operation)
+        [view] = app.query(ABView)
+        assert all(b.disabled for b in view.query("Button"))
+        view.focus()
+        await pilot.press("1")
+        assert view.chosen is None
+        await app.workers.wait_for_complete()
+        assert not any(b.disabled for b in view.query("Button"))
+        await pilot.press("1")
+        assert view.chosen == "A"
+        await until(pilot, lambda: read_transcript(app.agent.transcript.path).of_type("ab"))
+
+
+async def test_palette_offers_no_ab_of_a_backend_against_itself(app_factory, script):
+    from tui.commands import EngramCommands
+
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        titles = [str(hit.text) async for hit in EngramCommands(app.screen).discover()]
+        assert "A/B: full vs full" not in titles and "A/B: full vs rag" in titles
+        await send(pilot, "/ab rag rag")
+        assert app.ab_pending is None
+        assert any("two different backends" in n.message for n in app._notifications)

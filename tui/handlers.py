@@ -1,0 +1,172 @@
+"""The app's slash commands. Quick ones run in the input handler; slow ones (a backend
+switch with its catch-up, a model check) start a worker that shows its progress in the
+task bar and stops on Esc, so the input stays live."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+
+from tui.config import save_config
+from tui.slash import SlashError, parse
+from tui.widgets._status import StatusBar
+from tui.widgets._task import TaskBar
+
+if TYPE_CHECKING:
+    from tui.app import EngramApp
+
+
+class SlashHandlers:
+    """Mixed into ``EngramApp``: ``slash_<name>(args)`` for every command in tui/slash.py."""
+
+    async def run_slash(self: EngramApp, text: str) -> None:
+        try:
+            parsed = parse(text)
+        except SlashError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if parsed is None:
+            return
+        name, args = parsed
+        handler = getattr(self, f"slash_{name}")
+        try:
+            await handler(args)
+        except SlashError as exc:
+            self.notify(str(exc), severity="error")
+
+    def _need_agent(self: EngramApp) -> None:
+        if self.agent is None:
+            raise SlashError("engram is still starting")
+
+    def _need_idle(self: EngramApp) -> None:
+        if self.operation:
+            raise SlashError(f"{self.operation}; wait for it or press Esc to cancel it")
+
+    # -- slow commands: workers --------------------------------------------------------
+    async def slash_backend(self: EngramApp, args: list[str]) -> None:
+        self._need_agent()
+        if len(args) != 1:
+            raise SlashError("usage: /backend NAME (" + ", ".join(self.backend_names()) + ")")
+        if args[0] not in self.backend_names():
+            raise SlashError(f"unknown backend {args[0]!r}; known: "
+                             + ", ".join(self.backend_names()))
+        self._need_idle()
+        if args[0] == self.backend_name:
+            self.notify(f"backend {args[0]} is already active")
+            return
+        self.switch_backend(args[0])
+
+    @work(exclusive=True, group="switch", exit_on_error=False)
+    async def switch_backend(self: EngramApp, name: str) -> None:
+        """Catch the new backend up on the conversation; the old one stays active until it is
+        done, and stays active if Esc cancels."""
+        from memory.backends import BackendLoadError, UnknownBackend
+
+        previous = self.backend_name
+        turns = sum(1 for t in self.agent.turns if t.ok)
+        with self.operation_shown(f"switching to {name}: catching up on {turns} turns"):
+            try:
+                backend = await self.engine.run(
+                    self.agent.switch(name, self.progress_callback()))
+            except asyncio.CancelledError:
+                self.notify(f"switch to {name} cancelled; {previous} is still active",
+                            severity="warning")
+                raise
+            except (UnknownBackend, BackendLoadError) as exc:
+                self.notify(str(exc), severity="error")
+                return
+        self.query_one(StatusBar).backend = backend.name
+        self.notify(f"backend {backend.name}, caught up on {turns} turns")
+        self.report_memory_issues()
+
+    async def slash_model(self: EngramApp, args: list[str]) -> None:
+        self._need_agent()
+        if len(args) != 1:
+            raise SlashError("usage: /model NAME  (any litellm model string)")
+        self._need_idle()
+        self.change_model(args[0])
+
+    @work(exclusive=True, group="switch", exit_on_error=False)
+    async def change_model(self: EngramApp, model: str) -> None:
+        from tui.session import usable_llm
+
+        with self.operation_shown(f"checking model {model}"):
+            try:
+                llm = await self.engine.run(asyncio.to_thread(usable_llm, self.agent.llm, model))
+            except ValueError as exc:
+                self.notify(str(exc), severity="error")
+                return
+        self.agent.llm = self.agent.env.llm = llm
+        self.query_one(StatusBar).model = llm.model
+        self.notify(f"model {llm.model}")
+
+    # -- quick commands ----------------------------------------------------------------
+    async def slash_ab(self: EngramApp, args: list[str]) -> None:
+        self._need_agent()
+        if len(args) != 2:
+            raise SlashError("usage: /ab A B  (two backend names)")
+        unknown = [a for a in args if a not in self.backend_names()]
+        if unknown:
+            raise SlashError(f"unknown backend {unknown[0]!r}; known: "
+                             + ", ".join(self.backend_names()))
+        if args[0] == args[1]:
+            raise SlashError("/ab compares two different backends")
+        self.ab_pending = (args[0], args[1])
+        self.notify(f"the next query is answered by {args[0]} and {args[1]}")
+
+    async def slash_theme(self: EngramApp, args: list[str]) -> None:
+        if len(args) != 1 or args[0] not in self.available_themes:
+            raise SlashError("usage: /theme NAME (" + ", ".join(self.theme_names()) + ")")
+        self.theme = args[0]
+        save_config(theme=args[0])
+
+    async def slash_inspector(self: EngramApp, args: list[str]) -> None:
+        self.action_toggle_inspector()
+
+    async def slash_sessions(self: EngramApp, args: list[str]) -> None:
+        self._need_idle()
+        self.action_sessions()
+
+    async def slash_export(self: EngramApp, args: list[str]) -> None:
+        from tui.session import export_markdown
+
+        self._need_agent()
+        default = (self.home or Path(".")) / "sessions" / f"{self.session_id}.md"
+        path = Path(args[0]).expanduser() if args else default
+        try:
+            export_markdown(self.agent.turns, path)
+        except OSError as exc:
+            raise SlashError(f"cannot write {path}: {exc}") from exc
+        self.notify(f"conversation written to {path}")
+
+    async def slash_help(self: EngramApp, args: list[str]) -> None:
+        self.action_help()
+
+    async def slash_quit(self: EngramApp, args: list[str]) -> None:
+        self.exit()
+
+    # -- memory health -----------------------------------------------------------------
+    def report_memory_issues(self: EngramApp) -> None:
+        """Count skipped and failed memory updates in the status bar; say why the first time."""
+        issues: list[dict[str, Any]] = self.agent.memory_issues
+        if not issues:
+            self.query_one(StatusBar).memory = ""
+            return
+        skipped = sum(1 for i in issues if i.get("op") == "skipped")
+        failed = len(issues) - skipped
+        parts = [f"{skipped} skipped"] if skipped else []
+        parts += [f"{failed} failed"] if failed else []
+        self.query_one(StatusBar).memory = "memory updates: " + ", ".join(parts)
+        if not self._memory_warned:
+            self._memory_warned = True
+            first = issues[0]
+            self.notify(f"{first.get('backend', '?')}: {first.get('text', '')}\n"
+                        "The inspector (F2) lists every skipped update.",
+                        title="memory update skipped" if first.get("op") == "skipped"
+                        else "memory update failed", severity="warning", timeout=15)
+
+    def task_bar(self: EngramApp) -> TaskBar:
+        return self.query_one(TaskBar)

@@ -1,0 +1,38 @@
+"""What the inspector shows besides the context: the backend's memories and the memory
+updates of a turn that were skipped or failed (plain data; no widgets)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui.widgets._inspector import MemoryRow
+
+
+def memory_rows(backend: Any) -> list[MemoryRow] | None:
+    """The backend's memories (marked with the last turn's events), or None if it keeps none."""
+    view = getattr(backend, "memory_view", None)
+    if view is not None:
+        return [MemoryRow(text, event) for text, event in view()]
+    store = getattr(backend, "memories", None)
+    if store is None:
+        return None
+    last = getattr(backend, "last", None)
+    events = {e["id"]: e["op"] for e in getattr(last, "events", [])}
+    rows = [MemoryRow(m.text, events.get(m.id, "")) for m in store.live()]
+    rows += [MemoryRow(e["text"], "DELETE") for e in getattr(last, "events", [])
+             if e["op"] == "DELETE"]
+    return rows
+
+
+def turn_notes(agent: Any, turn: Any) -> list[str]:
+    """Why memory did not learn from ``turn``, and the session's structured-call counts."""
+    if agent is None:
+        return []
+    notes = [f"⚠ {i.get('op')} ({i.get('backend')}): {i.get('text', '')}"
+             for i in getattr(agent, "memory_issues", []) if i.get("turn") == turn.index]
+    stats = getattr(agent.llm, "stats", None)
+    calls = getattr(stats, "calls", 0)
+    if calls:
+        notes.append(f"structured calls this session: {calls}, parsed "
+                     f"{getattr(stats, 'parsed', 0)}, failed {getattr(stats, 'failed', 0)}")
+    return notes
