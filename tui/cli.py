@@ -159,10 +159,23 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+APP_USAGE = """\
+the app:
+  engram [PATH]            chat with the git repository at PATH (default: here)
+  engram -c [PATH]         continue the last session of the repository
+  engram --resume [PATH]   pick a recorded session to resume
+  engram [PATH] --backend NAME --model MODEL --data-dir DIR --max-tokens N
+
+more commands:
+  engram replay ...        re-drive recorded or mock-user conversations and score them
+                           (engram replay --help)"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="engram",
         description="A terminal coding assistant with pluggable conversational memory.",
+        epilog=APP_USAGE, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command")
 
@@ -230,8 +243,39 @@ def app_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _preflight(repo: Path, data_dir: Path | None, backend: str) -> None:
+    """CLIError if the app could not start: checked before it opens, not inside it."""
+    import tempfile
+
+    from memory._git import NotAGitRepo, toplevel
+    from memory.backends import BackendLoadError, UnknownBackend, registry
+    from memory.home import engram_home
+
+    try:
+        toplevel(repo.expanduser())
+    except NotAGitRepo as exc:
+        raise CLIError(str(exc)) from exc
+    home = engram_home(data_dir)
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=home):
+            pass
+    except OSError as exc:
+        raise CLIError(f"cannot write the data dir {home}: {exc.strerror or exc} "
+                       "(choose another with --data-dir or ENGRAM_HOME)") from exc
+    try:
+        registry.spec(backend)
+    except (UnknownBackend, BackendLoadError) as exc:
+        raise CLIError(str(exc)) from exc
+
+
 def run_app(argv: list[str]) -> int:
     args = app_parser().parse_args(argv)
+    try:
+        _preflight(Path(args.path), args.data_dir, args.backend)
+    except CLIError as exc:
+        print(f"engram: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     from tui.app import AppOptions, EngramApp
 
     options = AppOptions(repo=Path(args.path), backend=args.backend, model=args.model,

@@ -122,3 +122,21 @@ async def test_palette_offers_no_ab_of_a_backend_against_itself(app_factory, scr
         await send(pilot, "/ab rag rag")
         assert app.ab_pending is None
         assert any("two different backends" in n.message for n in app._notifications)
+
+
+async def test_the_session_record_names_the_repository_from_the_start(app_factory, demo_repo):
+    from memory import _git
+    from replay.sources import load_recorded
+
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(200):  # the session record, before the index is necessarily ready
+            if app.agent is not None:
+                break
+            await pilot.pause(0.05)
+        session = read_transcript(app.agent.transcript.path).session
+        assert session["repo"] == str(demo_repo.resolve())
+        assert session["head"] == _git.head(demo_repo) and len(session["head"]) == 40
+        await ready(app, pilot)
+        await send(pilot, "a question")
+        assert load_recorded(app.agent.transcript.path).repo == str(demo_repo.resolve())
