@@ -92,6 +92,9 @@ class LocalModel:
             raise LocalModelError(
                 "the embedded model runs on llama.cpp: pip install llama-cpp-python "
                 "(it builds from source; `make` in engram's checkout does it for you)")
+        # llama.cpp's OpenMP workers spin while they wait; on a busy machine (2 cores,
+        # other work) spinning threads starve each other: 0.8 vs 21 tokens/s measured.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from llama_cpp import Llama
 
         threads = max(1, min(8, os.cpu_count() or 1))
