@@ -11,6 +11,8 @@ from typing import Any
 def config_path() -> Path:
     if os.environ.get("ENGRAM_CONFIG"):
         return Path(os.environ["ENGRAM_CONFIG"])
+    if os.environ.get("ENGRAM_HOME"):  # everything engram keeps, in one place
+        return Path(os.environ["ENGRAM_HOME"]).expanduser() / "config.json"
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("engram")) / "config.json"

@@ -159,7 +159,7 @@ class SlashHandlers:
         failed = len(issues) - skipped
         parts = [f"{skipped} skipped"] if skipped else []
         parts += [f"{failed} failed"] if failed else []
-        self.query_one(StatusBar).memory = "memory updates: " + ", ".join(parts)
+        self.query_one(StatusBar).memory = "memory " + ", ".join(parts)
         if not self._memory_warned:
             self._memory_warned = True
             first = issues[0]

@@ -98,6 +98,15 @@ def usable_llm(current: LLM, model: str) -> LLM:
 def export_markdown(turns: list[Turn], path: Path) -> None:
     lines = ["# engram conversation", ""]
     for turn in turns:
+        ab = turn.meta.get("ab")
+        if isinstance(ab, dict):  # both answers, and which one was kept
+            lines += [f"## Turn {turn.index} · A/B {' vs '.join(ab['backends'])} · {turn.model}",
+                      "", f"**You:** {turn.user}", ""]
+            for i, (backend, answer) in enumerate(zip(ab["backends"], ab["answers"],
+                                                      strict=False)):
+                kept = " (kept)" if i == ab.get("choice") else ""
+                lines += [f"### {'AB'[i]} · {backend}{kept}", "", answer or "_(no answer)_", ""]
+            continue
         lines += [f"## Turn {turn.index} · {turn.backend} · {turn.model}", "",
                   f"**You:** {turn.user}", "", turn.assistant or "_(no answer)_", ""]
         if turn.error:

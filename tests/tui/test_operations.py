@@ -56,11 +56,11 @@ async def test_switch_completes_and_reports_skipped_memory(app_factory, script, 
         assert app.agent.backend.name == "slow" and app.agent.backend.seen == [0]
         status = app.query_one(StatusBar)
         assert status.backend == "slow"
-        assert status.memory == "memory updates: 1 skipped"
-        assert "⚠ memory updates: 1 skipped" in status.render()
+        assert status.memory == "memory 1 skipped"
+        assert "⚠ memory 1 skipped" in status.render()
         assert [n.title for n in app._notifications].count("memory update skipped") == 1
         await send(pilot, "second")
-        assert status.memory == "memory updates: 2 skipped"
+        assert status.memory == "memory 2 skipped"
         # the warning comes once; the count goes on
         assert [n.title for n in app._notifications].count("memory update skipped") == 1
         await pilot.press("f2")

@@ -50,3 +50,48 @@ def test_ab_view(app_factory, script, snap_compare):
         await settle(pilot)
 
     assert snap_compare(app_factory(), terminal_size=(110, 32), run_before=run_before)
+
+
+def test_empty_chat_welcome(app_factory, script, snap_compare):
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+
+    assert snap_compare(app_factory(), terminal_size=(100, 24), run_before=run_before)
+
+
+def test_sessions_list(app_factory, script, snap_compare, monkeypatch):
+    from types import SimpleNamespace
+
+    import tui.screens._sessions as sessions
+
+    # the dates of the sessions (one is the running one): fixed for the picture
+    monkeypatch.setattr(sessions, "time", SimpleNamespace(
+        strftime=lambda fmt, t: "2025-05-04 10:30", localtime=lambda s: s))
+    script.push("Answer A.", "Answer B.")
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await send(pilot, "how do I run the migrations?")
+        await send(pilot, "/ab full empty")
+        await send(pilot, "and the forms?")
+        await pilot.press("2")
+        await settle(pilot)
+        await send(pilot, "/sessions")
+        await settle(pilot)
+
+    assert snap_compare(app_factory(), terminal_size=(110, 24), run_before=run_before)
+
+
+def test_inspector_with_skipped_memory_updates(app_factory, script, snap_compare,
+                                                slow_backend):
+    script.push("Use `migrate(conn, steps)`.")
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await send(pilot, "how do I run the migrations?")
+        pilot.app.agent.turns[-1].latency_ms = 120  # the inspector's title: fixed for the picture
+        await pilot.press("f2")
+        await settle(pilot)
+
+    assert snap_compare(app_factory(backend="slow"), terminal_size=(120, 32),
+                        run_before=run_before)

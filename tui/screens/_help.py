@@ -15,7 +15,7 @@ enter        send the query          ctrl+j      new line in the query
 up / down    query history           ctrl+p      command palette
 f1           this help               f2          context inspector
 f3           switch backend (cycle)  1 / 2       choose A or B in an A/B turn
-ctrl+q       quit"""
+esc          cancel a slow operation ctrl+q      quit"""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -27,6 +27,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll() as scroll:
+            scroll.border_subtitle = "Esc, F1 or q closes"
             yield Static("[b]Keys[/b]\n" + KEYS + "\n\n[b]Commands[/b]\n"
                          + help_text().replace("[", r"\["))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -14,11 +15,19 @@ from memory.transcript import read_transcript
 
 
 def describe(path: Path) -> str:
+    """One line: when, the backend it ended on, turns (A/B turns), and its first query."""
     transcript = read_transcript(path)
     session = transcript.session or {}
     turns = transcript.of_type("turn")
-    first = turns[0]["user"][:60] if turns else "(no turns)"
-    return f"{path.stem}  {session.get('backend', '?'):6} {len(turns):3} turns  {first}"
+    switches = transcript.of_type("switch")
+    backend = switches[-1].get("to", "?") if switches else session.get("backend", "?")
+    started = session.get("started")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(started)) \
+        if isinstance(started, int | float) else "????-??-?? ??:??"
+    ab = len(transcript.of_type("ab"))
+    counts = f"{len(turns):3} turns" + (f" ({ab} A/B)" if ab else "")
+    title = " ".join(str(turns[0].get("user", "")).split())[:50] if turns else "(no turns)"
+    return f"{when}  {backend:8} {counts:16} {title}"
 
 
 class SessionPicker(ModalScreen[Path | None]):
@@ -35,8 +44,11 @@ class SessionPicker(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         options = [Option(describe(p), id=str(i)) for i, p in enumerate(self.sessions)]
-        yield OptionList(*options) if options else OptionList(Option("no recorded sessions",
-                                                                    disabled=True))
+        listing = OptionList(*options) if options else OptionList(
+            Option("no recorded sessions", disabled=True))
+        listing.border_title = "Sessions of this repository"
+        listing.border_subtitle = "Enter resumes · Esc closes"
+        yield listing
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.sessions[int(event.option.id or 0)])

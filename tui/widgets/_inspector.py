@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 PREVIEW_CHARS = 160
-SOURCE_CHARS = 32  # the inspector is 48 columns: indent, "12345 tok", two spaces, the source
+SOURCE_CHARS = 28  # 48 columns less padding and scrollbar: indent, "12345 tok", 2 spaces, source
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,9 @@ class Inspector(VerticalScroll):
             kinds.setdefault(section["kind"], []).append(section)
         total = sum(s["tokens"] for s in sections)
         lines.append(f"{len(sections)} sections, {total} tokens")
+        if notes:
+            lines.append("\n[b]memory updates[/b]")
+            lines += [f"  {self._esc(note)}" for note in notes]
         for kind in ("system", "history", "memory", "repo", "task"):
             group = kinds.get(kind, [])
             if not group:
@@ -51,9 +54,6 @@ class Inspector(VerticalScroll):
                 lines.append(f"  [dim]{s['tokens']:>5} tok[/dim]  {self._esc(source)}")
                 if preview:
                     lines.append(f"    [dim]{self._esc(preview)}[/dim]")
-        if notes:
-            lines.append("\n[b]memory updates[/b]")
-            lines += [f"  {self._esc(note)}" for note in notes]
         if memories is not None:
             lines.append(f"\n[b]memories[/b]  {len(memories)}")
             for row in memories:
