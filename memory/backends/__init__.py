@@ -24,6 +24,8 @@ BUILTINS: dict[str, str] = {
     "codemem": "memory.backends.codemem:CodeMemBackend",
     "compact": "memory.backends.compact:CompactBackend",
     "mask": "memory.backends.mask:MaskBackend",
+    "amem": "memory.backends.amem:AMemBackend",
+    "ldagent": "memory.backends.ldagent:LDAgentBackend",
 }
 
 
