@@ -126,6 +126,7 @@ async def test_real_embedded_model_builds_and_links_notes(make_agent):
                   "Which timezone do the date helpers use?"]:
         assert (await agent.ask(query)).ok
     records = read_transcript(agent.transcript.path).of_type("memory")
+    print("memory ops:", [(r["op"], r["text"][:60]) for r in records])
     assert [r for r in records if r["op"] in ("skipped", "error")] == []
     assert sum(r["op"] in ("ADD", "LINK", "EVOLVE") for r in records) >= 3
     assert all(n.keywords for n in agent.backend.notes.values())

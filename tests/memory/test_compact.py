@@ -117,8 +117,23 @@ async def test_real_embedded_model_compacts(make_agent):
                   "What did we decide about dates?"]:
         assert (await agent.ask(query)).ok
     records = read_transcript(agent.transcript.path).of_type("memory")
+    print("memory ops:", [(r["op"], r["text"][:60]) for r in records])
     applied = [r for r in records if r["op"] == "SUMMARIZE"]
     assert applied, records
     assert agent.backend.summary
     pack = await agent.context("dates")
     assert pack.of_kind("memory")
+
+
+@pytest.mark.parametrize("name", ["compact", "mask", "amem", "ldagent"])
+async def test_a_switch_catches_up_as_if_observed_turn_by_turn(make_agent, script, name):
+    agent = make_agent("full")
+    agent.env.options.update(compact_turns=2, ldagent_session_turns=2)
+    for q in ["parse_date must return UTC.", "connect needs a timeout.",
+              "render_form escapes HTML.", "migrate stops at the first failure."]:
+        assert (await agent.ask(q)).ok
+    backend = await agent.switch(name)
+    reference = agent.backends.create(name, agent.env)
+    for turn in agent.turns:
+        await reference.observe(turn)
+    assert backend.state_digest() == reference.state_digest()

@@ -133,6 +133,7 @@ async def test_real_embedded_model_summarises_and_extracts(make_agent):
                   "Which timezone does parse_date return?"]:
         assert (await agent.ask(query)).ok
     records = read_transcript(agent.transcript.path).of_type("memory")
+    print("memory ops:", [(r["op"], r["text"][:60]) for r in records])
     assert [r for r in records if r["op"] in ("skipped", "error")] == []
     assert [r for r in records if r["op"] == "EVENT"], records
     assert agent.backend.events[0].summary
