@@ -210,6 +210,11 @@ class LLM:
             self._mode = self._detect_mode()
         return self._mode
 
+    def constrained(self) -> bool:
+        """Whether the model decodes under the schema (the embedded model's grammar, a
+        provider's strict JSON-Schema mode): then ``enum`` can limit its choices."""
+        return self.structured_mode() in ("grammar", "schema")
+
     def _detect_mode(self) -> str:
         if self.model.startswith("local/"):
             return "grammar"
@@ -321,6 +326,14 @@ class LLM:
         self.stats.add(failed=1)
         raise StructuredOutputError(f"{self.model}: no valid JSON after a retry ({mode}): "
                                     f"{error}")
+
+    async def ask_json(self, system: str, user: str, schema: dict[str, Any], *,
+                       purpose: str = "memory", name: str = "answer",
+                       max_tokens: int | None = None) -> Any:
+        """``complete_json`` on a system prompt and one user message."""
+        return await self.complete_json(
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            schema, purpose=purpose, name=name, max_tokens=max_tokens)
 
     async def stream(self, messages: list[dict[str, Any]], *, purpose: str = "answer",
                      on_token: Callable[[str], None] | None = None,

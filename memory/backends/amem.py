@@ -26,7 +26,7 @@ import numpy as np
 
 from memory.backends._journal import Journal
 from memory.backends._topics import terms
-from memory.backends.base import BackendEnv, Digest, repo_sections, split_budget
+from memory.backends.base import BackendEnv, Digest, exchange, repo_sections, split_budget
 from memory.backends.mem0 import statements
 from memory.embed import cosine, top_k
 from memory.llm import LLMError
@@ -156,10 +156,6 @@ class Note:
                 f"tags: {', '.join(self.tags)}")
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= CLIP else text[:CLIP] + " [...]"
-
-
 def _clean(items: Any, most: int) -> list[str]:
     if not isinstance(items, list):
         return []
@@ -178,21 +174,13 @@ class AMemBackend:
         self.journal = Journal(self.name)
         self._digest = Digest()
 
-    def constrained(self) -> bool:
-        return self.env.llm.structured_mode() in ("grammar", "schema")
-
-    async def _ask(self, system: str, user: str, schema: dict[str, Any], name: str,
-                   max_tokens: int) -> Any:
-        return await self.env.llm.complete_json(
-            [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            schema, purpose="memory", name=name, max_tokens=max_tokens)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.env.embedder.embed(texts), dtype=np.float32)
 
     # -- observe ----------------------------------------------------------------------
     async def observe(self, turn: Turn) -> None:
-        content = f"Developer: {_clip(turn.user)}\nAssistant: {_clip(turn.assistant)}"
+        content = exchange(turn, CLIP)
         stamp = time.strftime("%Y%m%d%H%M", time.localtime(turn.started or 0))
         note = Note(f"n{turn.index}", content, stamp, turn.index)
         await self._construct(note, turn)
@@ -206,10 +194,11 @@ class AMemBackend:
 
     async def _construct(self, note: Note, turn: Turn) -> None:
         schema = note_schema()
-        if self.constrained():
+        if self.env.llm.constrained():
             schema = note_schema(terms(note.content, MAX_TERMS), statements(turn.user))
         try:
-            data = await self._ask(NOTE_PROMPT, f"{note.content}\nAnswer:", schema, "note", 500)
+            data = await self.env.llm.ask_json(NOTE_PROMPT, f"{note.content}\nAnswer:", schema,
+                                               name="note", max_tokens=500)
         except LLMError as exc:
             self.journal.skip(f"note {note.id}: analysis skipped (kept without keywords): {exc}")
             return
@@ -229,9 +218,9 @@ class AMemBackend:
         user = (f"New note:\n{note.content}\n{note.describe()}\n\n"
                 f"Nearest notes ({len(neighbors)}):\n{shown}\nAnswer:")
         try:
-            data = await self._ask(EVOLVE_PROMPT, user,
-                                   evolve_schema(note, neighbors, self.constrained()),
-                                   "evolution", 200 + 120 * len(neighbors))
+            data = await self.env.llm.ask_json(
+                EVOLVE_PROMPT, user, evolve_schema(note, neighbors, self.env.llm.constrained()),
+                name="evolution", max_tokens=200 + 120 * len(neighbors))
         except LLMError as exc:
             self.journal.skip(f"note {note.id}: evolution skipped (kept unlinked): {exc}")
             return

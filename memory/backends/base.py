@@ -86,6 +86,14 @@ def turn_sections(turn: Turn, count: Callable[[str], int]) -> list[Section]:
     ]
 
 
+def exchange(turn: Turn, limit: int) -> str:
+    """A turn as the memory prompts show it, each side cut to ``limit`` characters."""
+    def clip(text: str) -> str:
+        return text if len(text) <= limit else text[:limit] + " [...]"
+
+    return f"Developer: {clip(turn.user)}\nAssistant: {clip(turn.assistant)}"
+
+
 def render_chunk(location: str, code: str) -> str:
     return f"# {location}\n```python\n{code}\n```"
 

@@ -125,10 +125,8 @@ class CodeMemBackend:
             prompt = (f"Instructions so far:\n{asked or '(none)'}\n\n"
                       f"Current instruction:\n{query}\n\nKeys of the blocks in memory:\n{keys}")
             try:
-                data = await self.env.llm.complete_json(
-                    [{"role": "system", "content": JUDGE_PROMPT},
-                     {"role": "user", "content": prompt}],
-                    JUDGE_SCHEMA, purpose="memory", name="decision", max_tokens=120)
+                data = await self.env.llm.ask_json(JUDGE_PROMPT, prompt, JUDGE_SCHEMA,
+                                                   name="decision", max_tokens=120)
                 proposal = self._parse_decision(data)
             except (MalformedJSON, LLMError) as exc:
                 proposal = Proposal("KEEP", reason=f"judge output unusable, kept memory: {exc}")

@@ -38,6 +38,7 @@ from memory.backends._topics import terms
 from memory.backends.base import (
     BackendEnv,
     Digest,
+    exchange,
     newest_that_fit,
     repo_sections,
     split_budget,
@@ -117,10 +118,6 @@ def overlap_score(query: list[str], topics: list[str]) -> float:
     return 0.5 * shared / len(set(query)) + 0.5 * shared / len(set(topics))
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= CLIP else text[:CLIP] + " [...]"
-
-
 class LDAgentBackend:
     name = "ldagent"
 
@@ -136,14 +133,6 @@ class LDAgentBackend:
         self.journal = Journal(self.name)
         self._digest = Digest()
 
-    def constrained(self) -> bool:
-        return self.env.llm.structured_mode() in ("grammar", "schema")
-
-    async def _ask(self, system: str, user: str, schema: dict[str, Any], name: str,
-                   max_tokens: int) -> Any:
-        return await self.env.llm.complete_json(
-            [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            schema, purpose="memory", name=name, max_tokens=max_tokens)
 
     # -- observe ----------------------------------------------------------------------
     def closes_session(self, turn: Turn) -> bool:
@@ -167,11 +156,10 @@ class LDAgentBackend:
         if not self.session:
             return None
         turns = self.session
-        text = "\n".join(f"Developer: {_clip(t.user)}\nAssistant: {_clip(t.assistant)}"
-                         for t in turns)
+        text = "\n".join(exchange(t, CLIP) for t in turns)
         try:
-            data = await self._ask(SUMMARY_PROMPT, f"Session:\n{text}\nAnswer:",
-                                   SUMMARY_SCHEMA, "event", 240)
+            data = await self.env.llm.ask_json(SUMMARY_PROMPT, f"Session:\n{text}\nAnswer:",
+                                               SUMMARY_SCHEMA, name="event", max_tokens=240)
         except LLMError as exc:
             self.journal.skip(f"session of turns {turns[0].index}-{turns[-1].index} not "
                               f"summarised (kept open): {exc}")
@@ -192,15 +180,15 @@ class LDAgentBackend:
     async def _update_personas(self, turn: Turn) -> None:
         developer: list[str] | None = None
         assistant: list[str] | None = None
-        if self.constrained():
+        if self.env.llm.constrained():
             developer, assistant = statements(turn.user), statements(turn.assistant)
             if not developer and not assistant:
                 return
         try:
-            data = await self._ask(
+            data = await self.env.llm.ask_json(
                 PERSONA_PROMPT,
-                f"Developer: {_clip(turn.user)}\nAssistant: {_clip(turn.assistant)}\nAnswer:",
-                persona_schema(developer, assistant), "personas", 300)
+                f"{exchange(turn, CLIP)}\nAnswer:",
+                persona_schema(developer, assistant), name="personas", max_tokens=300)
         except LLMError as exc:
             self.journal.skip(f"personas of turn {turn.index} skipped: {exc}")
             return

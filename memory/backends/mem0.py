@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from memory.backends._memstore import Memory, MemoryStore
-from memory.backends.base import BackendEnv, repo_sections, split_budget
+from memory.backends.base import BackendEnv, exchange, repo_sections, split_budget
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
 from memory.store import Store
@@ -165,7 +165,7 @@ class Mem0Backend:
     def extract_schema(self, turn: Turn) -> dict[str, Any] | None:
         """The extraction schema; under constrained decoding, facts are chosen among the
         developer's own statements (None: there are none, nothing to ask)."""
-        if not self.constrained():
+        if not self.env.llm.constrained():
             return EXTRACT_SCHEMA
         choices = statements(turn.user)
         if not choices:
@@ -174,11 +174,6 @@ class Mem0Backend:
                 "properties": {"facts": {"type": "array", "maxItems": min(MAX_FACTS, len(choices)),
                                          "items": {"type": "string", "enum": choices}}},
                 "required": ["facts"], "additionalProperties": False}
-
-    def constrained(self) -> bool:
-        """Whether the model decodes under the schema (grammar or a provider's strict
-        JSON-Schema mode); then choices such as ids can be limited by ``enum``."""
-        return self.env.llm.structured_mode() in ("grammar", "schema")
 
     def parse_facts(self, data: Any) -> list[Fact]:
         items = data.get("facts", []) if isinstance(data, dict) else data
@@ -198,21 +193,14 @@ class Mem0Backend:
         return memory.text
 
     # -- observe ------------------------------------------------------------------
-    async def _ask_json(self, system: str, user: str, schema: dict[str, Any],
-                        name: str) -> Any:
-        return await self.env.llm.complete_json(
-            [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            schema, purpose="memory", name=name, max_tokens=400,
-        )
-
     async def extract(self, turn: Turn) -> list[Fact]:
         schema = self.extract_schema(turn)
         if schema is None:
             return []
-        data = await self._ask_json(
+        data = await self.env.llm.ask_json(
             self.extract_prompt,
-            f"Developer: {_clip(turn.user)}\nAssistant: {_clip(turn.assistant)}\nAnswer:",
-            schema, "facts",
+            f"{exchange(turn, CLIP_CHARS)}\nAnswer:",
+            schema, name="facts", max_tokens=400,
         )
         return self.parse_facts(data)
 
@@ -249,10 +237,11 @@ class Mem0Backend:
         existing = "\n".join(f"{n}: {self.memory_line(self.memories.get(mid))}"  # type: ignore[arg-type]
                              for mid, n in shown.items()) or "(none)"
         new = "\n".join(f"{i}: {self.fact_line(f)}" for i, f in enumerate(facts))
-        data = await self._ask_json(
+        data = await self.env.llm.ask_json(
             UPDATE_PROMPT, f"Existing memories:\n{existing}\nNew facts:\n{new}\nAnswer:",
             constrained_update_schema([f.text for f in facts], related)
-            if self.constrained() else update_schema(len(facts), len(shown)), "operations")
+            if self.env.llm.constrained() else update_schema(len(facts), len(shown)),
+            name="operations", max_tokens=400)
         operations = data.get("operations", []) if isinstance(data, dict) else data
         if not isinstance(operations, list):
             raise MalformedJSON("'operations' is not a list")
@@ -362,10 +351,6 @@ def statements(text: str) -> list[str]:
             if len(sentence.split()) >= 3 and len(sentence) <= 300:
                 found.append(sentence)
     return list(dict.fromkeys(found))[:MAX_STATEMENTS]
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= CLIP_CHARS else text[:CLIP_CHARS] + " [...]"
 
 
 def unique_facts(facts: list[Fact]) -> list[Fact]:

@@ -106,7 +106,7 @@ class Mem0RBackend(Mem0Backend):
         # Under constrained decoding the model picks among the developer's statements and
         # the locations the exchange names (and the repository has); other models are
         # told in the prompt and checked after.
-        if not self.constrained():
+        if not self.env.llm.constrained():
             return extract_schema_r(None)
         texts = statements(turn.user)
         return extract_schema_r(self.candidates(turn), texts) if texts else None
