@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 from memory.transcript import read_transcript
 from tui.widgets import ABView, Inspector, StatusBar, TurnView
 
@@ -8,11 +10,17 @@ from .conftest import ready
 
 async def until(pilot, condition, seconds: float = 10.0) -> None:
     """Let the app run until ``condition()`` holds (messages and workers are async)."""
-    for _ in range(int(seconds / 0.05)):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         if condition():
             return
         await pilot.pause(0.05)
-    raise AssertionError("condition not reached")
+    if condition():
+        return
+    app = pilot.app
+    notes = [n.message for n in app._notifications][-5:]
+    raise AssertionError(f"condition not reached in {seconds:g} s; operation "
+                         f"{getattr(app, 'operation', '')!r}; last notifications {notes}")
 
 
 async def send(pilot, text: str) -> None:

@@ -90,6 +90,8 @@ async def test_a_query_during_an_answer_is_refused_not_replayed(app_factory, scr
 
 async def test_ab_choose_is_disabled_until_both_answers_are_done(app_factory, script,
                                                                  slow_backend):
+    from tests.tui import _slow_backend
+
     app = app_factory()
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
@@ -97,13 +99,18 @@ async def test_ab_choose_is_disabled_until_both_answers_are_done(app_factory, sc
         await send(pilot, "/ab full slow")
         prompt = app.query_one("#prompt")
         prompt.load_text("which is better?")
-        await pilot.press("enter")
-        await until(pilot, lambda: bool(app.query(ABView)) and "A/B" in app.operation)
-        [view] = app.query(ABView)
-        assert all(b.disabled for b in view.query("Button"))
-        view.focus()
-        await pilot.press("1")
-        assert view.chosen is None
+        _slow_backend.HOLD.clear()  # B's answer stays in flight until released below
+        try:
+            await pilot.press("enter")
+            await until(pilot, lambda: bool(app.query(ABView)) and "answering" in app.operation,
+                        seconds=30)
+            [view] = app.query(ABView)
+            assert all(b.disabled for b in view.query("Button"))
+            view.focus()
+            await pilot.press("1")
+            assert view.chosen is None
+        finally:
+            _slow_backend.HOLD.set()
         await app.workers.wait_for_complete()
         assert not any(b.disabled for b in view.query("Button"))
         await pilot.press("1")
