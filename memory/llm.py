@@ -87,8 +87,7 @@ def check_model(model: str) -> None:
     """Raise ``LLMError`` with a clear message if litellm cannot route ``model``."""
     if not model or not model.strip():
         raise LLMError("empty model name")
-    litellm = import_litellm()
-    if model.startswith("local/"):
+    if model.startswith("local/"):  # known without importing litellm (2-3 s)
         from memory.local import LOCAL_MODELS
 
         name = model.split("/", 1)[1]
@@ -99,7 +98,7 @@ def check_model(model: str) -> None:
             )
         return
     try:
-        litellm.get_llm_provider(model)
+        import_litellm().get_llm_provider(model)
     except Exception as exc:
         raise LLMError(
             f"unknown model {model!r}: litellm cannot tell its provider "

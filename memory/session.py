@@ -29,6 +29,7 @@ class SessionOptions:
     max_tokens: int = 512
     record: bool = True
     shared_memory: bool = False  # memory backends: one store per repository, not per session
+    preload: bool = False  # start loading an embedded model at once (an answer is coming)
 
 
 @dataclass
@@ -55,6 +56,10 @@ def open_session(options: SessionOptions, progress: Progress | None = None) -> S
     registry.spec(options.backend)  # UnknownBackend lists the known names
     model = options.model or default_model()
     check_model(model)
+    if options.preload:
+        from memory.local import preload
+
+        preload(model)  # the embedded model loads while the index opens
     index, report = open_index(options.repo, options.data_dir, options.embed_model, progress)
     home = repo_home(index.root, options.data_dir)
     session_id = new_session_id()

@@ -51,7 +51,7 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
 
     options = SessionOptions(repo=Path(args.repo), backend=args.backend, model=args.model,
                              data_dir=args.data_dir, max_tokens=args.max_tokens, record=record,
-                             shared_memory=args.shared_memory)
+                             shared_memory=args.shared_memory, preload=True)
     try:
         with _progress(console, "indexing") as progress:
             session = open_session(options, progress)

@@ -128,3 +128,16 @@ def test_torch_is_used_on_request_or_when_onnx_fails(monkeypatch):
 
     monkeypatch.setattr(embed, "OnnxMiniLMEmbedder", broken)
     assert embed._minilm() == "sentence-transformers"
+
+
+def test_without_onnx_and_torch_the_error_names_the_extra(monkeypatch):
+    import importlib.util
+
+    import memory.embed as embed
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None
+                        if name == "sentence_transformers" else real(name, *a))
+    monkeypatch.setenv("ENGRAM_MINILM", "torch")  # as if ONNX Runtime had failed
+    with pytest.raises(embed.EmbedError, match=r"pip install 'engram\[torch\]'"):
+        embed._minilm()

@@ -65,3 +65,40 @@ def test_the_app_module_imports_nothing_heavy_before_the_first_frame(tmp_path):
     modules = imported(tmp_path, code=code)
     assert "textual" in modules
     assert not modules.intersection((*LLM_STACK, "lancedb", "onnxruntime", "pyarrow"))
+
+
+def test_checking_an_embedded_model_name_imports_no_litellm(tmp_path):
+    code = ("import json, sys\nfrom memory.llm import LLMError, check_model\n"
+            "check_model('local/smollm2')\n"
+            "try:\n    check_model('local/nope')\nexcept LLMError:\n    pass\n"
+            "else:\n    sys.exit(3)\n"
+            "json.dump(sorted(sys.modules), open(sys.argv[1], 'w'))\n")
+    assert "litellm" not in imported(tmp_path, code=code)
+
+
+# as if torch were not installed: every finder answers "no such module" for it
+BLOCK_TORCH = ("import sys\n"
+               "HIDDEN = ('torch', 'transformers', 'sentence_transformers')\n"
+               "class Hide:\n"
+               "    def __init__(self, inner):\n"
+               "        self.inner = inner\n"
+               "    def __getattr__(self, name):\n"
+               "        return getattr(self.inner, name)\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               "        if name.split('.')[0] in HIDDEN:\n"
+               "            return None\n"
+               "        return self.inner.find_spec(name, path, target)\n"
+               "sys.meta_path[:] = [Hide(f) for f in sys.meta_path]\n"
+               "import importlib.util\n"
+               "assert importlib.util.find_spec('torch') is None\n")
+
+
+@pytest.mark.slow
+def test_an_answer_with_the_embedded_model_needs_no_torch(tmp_path, repo):
+    """engram's runtime without the optional ``torch`` extra: index, retrieval and an
+    answer from local/smollm2 (the fresh process cannot import torch at all)."""
+    code = BLOCK_TORCH + RUN_CLI
+    modules = imported(tmp_path, "ask", "how are forms validated?", "--repo", str(repo),
+                       "--model", "local/smollm2", "--max-tokens", "8", code=code)
+    assert {"llama_cpp", "onnxruntime", "litellm"} <= modules
+    assert not modules.intersection(("torch", "transformers", "sentence_transformers"))
