@@ -10,6 +10,7 @@ from typing import Any
 
 from memory.backends import Backend, BackendEnv, Registry, registry
 from memory.llm import LLM, LLMError
+from memory.steering import Steering, edit, forget, replay_op, segments
 from memory.transcript import TranscriptWriter
 from memory.types import ContextPack, Section, Turn
 
@@ -47,6 +48,8 @@ class Agent:
         self.last_pack: ContextPack | None = None
         # memory updates that were skipped or failed (``memory`` records, op skipped/error)
         self.memory_issues: list[dict[str, Any]] = []
+        self.steering = Steering()  # the developer's pins (memory/steering.py)
+        self.user_ops: list[dict[str, Any]] = []  # their pin/unpin/forget/edit records
 
     @property
     def repo(self) -> Any:
@@ -78,8 +81,14 @@ class Agent:
 
     async def context(self, query: str) -> ContextPack:
         """What the current backend would show the model for ``query`` (no side effects)."""
+        return await self._pack(self.backend, query)
+
+    async def _pack(self, backend: Backend, query: str) -> ContextPack:
+        """The system prompt, what ``backend`` chose, and the developer's pins."""
         system = self.system_section()
-        pack = await self.backend.context(query, budget=self.budget(system, query))
+        budget = self.budget(system, query)
+        pack = await backend.context(query, budget=budget)
+        self.steering.apply(pack, budget)
         pack.sections.insert(0, system)
         return pack
 
@@ -93,9 +102,7 @@ class Agent:
         turn = Turn(index=len(self.turns), user=query, backend=backend.name,
                     model=self.llm.model, started=started)
         try:
-            system = self.system_section()
-            pack = await backend.context(query, budget=self.budget(system, query))
-            pack.sections.insert(0, system)
+            pack = await self._pack(backend, query)
             self.last_pack = pack
             turn.context = pack.summary()
             turn.assistant = await self.llm.stream(
@@ -164,15 +171,36 @@ class Agent:
         if name == self.backend.name:
             return self.backend
         backend = self.backends.create(name, self.env)
-        done = [t for t in self.turns if t.ok]
+        total = sum(1 for t in self.turns if t.ok)
         step = 16 if hasattr(backend, "observe_many") else 1  # per turn: visible progress
+        seen = 0
         if progress is not None:
-            progress(0, len(done))
-        for start in range(0, len(done), step):
-            await self._observe(backend, done[start:start + step])
-            if progress is not None:
-                progress(min(start + step, len(done)), len(done))
+            progress(0, total)
+        # the developer's forgets and edits of this backend's memories are applied again
+        # after the turns they followed
+        for turns, ops in segments(self.turns, self._ops_for(name)):
+            done = [t for t in turns if t.ok]
+            for start in range(0, len(done), step):
+                await self._observe(backend, done[start:start + step])
+                seen += len(done[start:start + step])
+                if progress is not None:
+                    progress(seen, total)
+            await self._replay_ops(backend, ops)
         return backend
+
+    def _ops_for(self, name: str) -> list[dict[str, Any]]:
+        return [op for op in self.user_ops
+                if op.get("op") in ("forget", "edit") and op.get("backend") == name]
+
+    async def _replay_ops(self, backend: Backend, ops: list[dict[str, Any]]) -> None:
+        for op in ops:
+            problem = await replay_op(backend, op)
+            if problem:
+                log.warning("%s: %s", backend.name, problem)
+                self.memory_issues.append({"type": "memory", "backend": backend.name,
+                                           "op": "skipped", "id": str(op.get("id", "")),
+                                           "text": problem,
+                                           "turn": int(op.get("after", 0)) - 1})
 
     async def ab(self, query: str, backends: list[Backend],
                  on_tokens: list[Callable[[str], None] | None]) -> list[Turn]:
@@ -194,6 +222,39 @@ class Agent:
                      "answers": [t.assistant for t in turns], "choice": choice,
                      "turn": chosen.index})
         return chosen
+
+    # -- steering: the developer's pins, forgets and edits (memory/steering.py) -----------
+    def _steered(self, op: str, memory_id: str, text: str, **extra: Any) -> dict[str, Any]:
+        record = {"type": "memory", "backend": self.backend.name, "op": op, "by": "user",
+                  "id": memory_id, "text": text, **extra, "after": len(self.turns)}
+        self.user_ops.append(record)
+        self.record(record)
+        return record
+
+    def pin(self, kind: str, source: str, sections: list[Section]) -> None:
+        """Include these sections in every next context (within the budget)."""
+        self.steering.pin(kind, source, sections)
+        self._steered("pin", source, "\n".join(s.text for s in sections), kind=kind)
+
+    def unpin(self, source: str) -> bool:
+        if not self.steering.unpin(source):
+            return False
+        self._steered("unpin", source, "")
+        return True
+
+    async def forget(self, memory_id: str) -> str:
+        """Delete a memory of the current backend (SteeringUnsupported if it cannot)."""
+        text = await forget(self.backend, memory_id)
+        self.steering.unpin(memory_id)
+        self._steered("forget", memory_id, text)
+        return text
+
+    async def edit(self, memory_id: str, text: str) -> str:
+        """Replace a memory's text in the current backend; returns the old text."""
+        old = await edit(self.backend, memory_id, text)
+        self.steering.edited(memory_id, text.strip(), self.llm.count_tokens)
+        self._steered("edit", memory_id, text.strip(), old=old)
+        return old
 
     async def _observe(self, backend: Backend, turns: list[Turn]) -> None:
         """Let ``backend`` learn from ``turns``; a failure is logged and recorded, never raised."""
@@ -226,9 +287,17 @@ class Agent:
         self.backend = backend
         return backend
 
-    async def resume(self, turns: list[Turn]) -> None:
+    async def resume(self, turns: list[Turn], steering: list[dict[str, Any]] | None = None
+                     ) -> None:
         """Continue a recorded session: its turns become history, the backend catches up
-        (a persistent backend, whose store already holds them, does not)."""
+        (a persistent backend, whose store already holds them, does not), the developer's
+        recorded pins come back and their forgets and edits are applied again after the
+        turns they followed."""
         self.turns.extend(turns)
-        if not getattr(self.backend, "persistent", False):
-            await self._observe(self.backend, [t for t in turns if t.ok])
+        self.user_ops = list(steering or [])
+        self.steering.restore(self.user_ops, self.turns, self.llm.count_tokens)
+        if getattr(self.backend, "persistent", False):
+            return
+        for part, ops in segments(turns, self._ops_for(self.backend.name)):
+            await self._observe(self.backend, [t for t in part if t.ok])
+            await self._replay_ops(self.backend, ops)

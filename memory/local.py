@@ -156,11 +156,16 @@ class LocalModel:
         return self._grammars[key]
 
     # -- generation ---------------------------------------------------------------------
-    def generate(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Generation:
-        return Generation(*self._collect(self.stream(messages, params)))
+    def generate(self, messages: list[dict[str, Any]], params: dict[str, Any],
+                 cancel: threading.Event | None = None) -> Generation:
+        return Generation(*self._collect(self.stream(messages, params, cancel)))
 
-    def stream(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Iterator[Any]:
-        """Yield text pieces as they are generated; the last item is a (prompt, completion) pair."""
+    def stream(self, messages: list[dict[str, Any]], params: dict[str, Any],
+               cancel: threading.Event | None = None) -> Iterator[Any]:
+        """Yield text pieces as they are generated; the last item is a (prompt, completion) pair.
+
+        ``cancel`` set (the caller gave up: Esc in the app) stops llama.cpp at the next
+        token and frees the model for the next call."""
         prompt = self.render(messages)
         max_new = int(params.get("max_tokens") or 512)
         prompt_tokens = self.fit(prompt, max_new)
@@ -173,11 +178,16 @@ class LocalModel:
                     temperature=float(params.get("temperature") or 0.0),
                     top_k=1 if not params.get("temperature") else 40,
                     repeat_penalty=1.0, stop=self._stop, seed=int(params.get("seed") or 0))
-                for chunk in pieces:
-                    piece = chunk["choices"][0].get("text") or ""
-                    if piece:
-                        parts.append(piece)
-                        yield piece
+                try:
+                    for chunk in pieces:
+                        if cancel is not None and cancel.is_set():
+                            break
+                        piece = chunk["choices"][0].get("text") or ""
+                        if piece:
+                            parts.append(piece)
+                            yield piece
+                finally:
+                    pieces.close()  # llama.cpp stops generating
             except LocalModelError:
                 raise
             except Exception as exc:
@@ -195,6 +205,11 @@ class LocalModel:
             else:
                 parts.append(item)
         return "".join(parts), prompt, completion
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
 
 
 class _Unsilenced:
@@ -277,9 +292,10 @@ def _make_provider() -> Any:
             },
         )
 
-    def chunks(model: LocalModel, messages: list, params: dict) -> Iterator[dict[str, Any]]:
+    def chunks(model: LocalModel, messages: list, params: dict,
+               cancel: threading.Event) -> Iterator[dict[str, Any]]:
         try:
-            for item in model.stream(messages, params):
+            for item in model.stream(messages, params, cancel):
                 if isinstance(item, tuple):
                     prompt, completion = item
                     yield {
@@ -297,29 +313,53 @@ def _make_provider() -> Any:
     class LocalProvider(CustomLLM):  # type: ignore[misc]
         """litellm's view of the embedded models: ``local/<name>``."""
 
-        def completion(self, *args: Any, **kwargs: Any) -> Any:
+        def completion(self, *args: Any, cancel: threading.Event | None = None,
+                       **kwargs: Any) -> Any:
             model, messages, params = unpack(kwargs)
             try:
-                return response(kwargs, model.generate(messages, params))
+                return response(kwargs, model.generate(messages, params, cancel))
             except LocalModelError as exc:
                 raise CustomLLMError(status_code=400, message=str(exc)) from exc
 
         async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
-            return await asyncio.to_thread(self.completion, *args, **kwargs)
+            cancel = threading.Event()
+            try:
+                return await asyncio.to_thread(self.completion, *args, cancel=cancel, **kwargs)
+            finally:
+                cancel.set()  # a cancelled caller: the thread stops at the next token
 
         def streaming(self, *args: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
             model, messages, params = unpack(kwargs)
-            yield from chunks(model, messages, params)
+            yield from chunks(model, messages, params, threading.Event())
 
         async def astreaming(self, *args: Any, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
+            """Tokens from a thread of their own; the consumer giving up (cancelled, or
+            closing the stream) stops the generation at the next token."""
             model, messages, params = await asyncio.to_thread(unpack, kwargs)
-            iterator = chunks(model, messages, params)
-            done = object()
-            while True:
-                item = await asyncio.to_thread(next, iterator, done)
-                if item is done:
-                    return
-                yield item
+            loop, queue = asyncio.get_running_loop(), asyncio.Queue[Any]()
+            cancel, done = threading.Event(), object()
+
+            def post(item: Any) -> None:
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                    loop.call_soon_threadsafe(queue.put_nowait, item)
+
+            def pump() -> None:
+                try:
+                    for item in chunks(model, messages, params, cancel):
+                        post(item)
+                except BaseException as exc:  # handed to the consumer
+                    post(_Failed(exc))
+                finally:
+                    post(done)
+
+            threading.Thread(target=pump, name="engram-local-stream", daemon=True).start()
+            try:
+                while (item := await queue.get()) is not done:
+                    if isinstance(item, _Failed):
+                        raise item.error
+                    yield item
+            finally:
+                cancel.set()
 
     return LocalProvider()
 

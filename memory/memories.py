@@ -59,7 +59,7 @@ def list_memories(repo: Path, backend: str, *, session: str | None = None,
     for event in events:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(event.at))
         change = event.new if event.op == "ADD" else (
-            event.old if event.op == "DELETE" else f"{event.old} -> {event.new}")
+            event.old if event.op in ("DELETE", "FORGET") else f"{event.old} -> {event.new}")
         lines.append(f"  {stamp}  turn {event.turn:>3}  {event.op:6} {event.memory_id[:8]}  "
                      f"{change}")
     return "\n".join(lines)

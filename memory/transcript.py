@@ -1,6 +1,9 @@
 """Session recording: one JSON object per line, fsync'd per record, read tolerantly.
 
-Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab``. Secrets
+Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab``. A ``memory`` record
+with ``by: "user"`` is the developer's steering (memory/steering.py): ``op`` pin | unpin |
+forget | edit, ``id``, ``text``, ``kind`` (pin), ``old`` (edit) and ``after`` (the number of
+turns the session had then); a turn's context entries may carry ``pinned: true``. Secrets
 (API-key values from the environment, token-shaped strings) are redacted before
 anything is written.
 """

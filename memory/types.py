@@ -101,9 +101,14 @@ class Section:
     text: str
     tokens: int = 0
     role: Literal["system", "user", "assistant"] = "system"
+    pinned: bool = False  # put there by the developer's pin (memory/steering.py)
 
     def summary(self) -> dict[str, Any]:
-        return {"kind": self.kind, "source": self.source, "tokens": self.tokens}
+        summary: dict[str, Any] = {"kind": self.kind, "source": self.source,
+                                   "tokens": self.tokens}
+        if self.pinned:
+            summary["pinned"] = True
+        return summary
 
 
 _CONTEXT_TITLES: dict[str, str] = {

@@ -131,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         try:
             pairs = asyncio.run(replay.run(sources))
+        except ReplayError as exc:  # found before any pair runs
+            console.print(f"engram replay: {exc}")
+            return EXIT_USAGE
         finally:
             replay.close()
     settings = {k: str(v) for k, v in vars(args).items()}

@@ -135,6 +135,21 @@ class Replay:
             self._prepared[key] = Prepared(path, index)
         return self._prepared[key].index
 
+    def missing_repository(self, source: Recorded) -> str | None:
+        """Why a recorded session cannot be re-driven with its repository, or None. A
+        session recorded without one (app sessions before the session record named it)
+        is never replayed silently without code."""
+        if self.config.repo is not None:
+            return None
+        if not source.repo:
+            return (f"session {source.id} does not record its repository (recorded before "
+                    "engram wrote it in the session record); pass --repo PATH, the "
+                    "repository it was about")
+        if not Path(source.repo).is_dir():
+            return (f"session {source.id}: its repository {source.repo} is not there any "
+                    "more; pass --repo PATH")
+        return None
+
     def recorded_repo(self, source: Recorded) -> Path | None:
         path = self.config.repo or (Path(source.repo) if source.repo else None)
         return path if path is not None and path.is_dir() else None
@@ -294,11 +309,15 @@ class Replay:
         return list(latest.values())
 
     async def run(self, sources: list[Source]) -> list[dict[str, Any]]:
+        if self.config.limit is not None:
+            sources = sources[: self.config.limit]
+        problems = [p for s in sources if isinstance(s, Recorded)
+                    if (p := self.missing_repository(s)) is not None]
+        if problems:  # before anything is written
+            raise ReplayError("; ".join(problems))
         self.config.out.mkdir(parents=True, exist_ok=True)
         if not self.config.resume:
             (self.config.out / "pairs.jsonl").unlink(missing_ok=True)
-        if self.config.limit is not None:
-            sources = sources[: self.config.limit]
         skip = self.finished() if self.config.resume else set()
         todo = [(s, b) for s in sources for b in self.config.backends
                 if (source_id(s), b) not in skip]

@@ -27,6 +27,7 @@ from tui.config import load_config
 from tui.engine import EngineLoop
 from tui.handlers import SlashHandlers
 from tui.inspection import memory_rows, turn_notes
+from tui.steering import Steering
 from tui.widgets._inspector import Inspector
 from tui.widgets._prompt import PromptArea
 from tui.widgets._status import StatusBar
@@ -40,7 +41,8 @@ WELCOME = (
     "[b]engram[/b] · ask anything about [b]{repo}[/b]\n\n"
     "Enter sends, ctrl+j adds a line. The memory backend ([b]{backend}[/b]) decides what the "
     "model sees: [b]/backend NAME[/b] switches it, [b]/ab A B[/b] compares two, "
-    "[b]F2[/b] shows the context of a turn, [b]F1[/b] lists keys and commands, "
+    "[b]F2[/b] shows the context of a turn, [b]F4[/b] steers the next one (pin, forget, "
+    "edit), [b]F1[/b] lists keys and commands, "
     "[b]Esc[/b] cancels a slow operation."
 )
 
@@ -75,7 +77,7 @@ class AppOptions:
     max_tokens: int = 512
 
 
-class EngramApp(SlashHandlers, Comparison, Background, App[None]):
+class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
     """Chat about a git repository with a pluggable conversational memory."""
 
     CSS_PATH = ["app.tcss", str(STYLESHEET)]
@@ -85,6 +87,7 @@ class EngramApp(SlashHandlers, Comparison, Background, App[None]):
         Binding("f1", "help", "Help"),
         Binding("f2", "toggle_inspector", "Inspector"),
         Binding("f3", "cycle_backend", "Next backend"),
+        Binding("f4", "steer", "Steer memory"),
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -359,6 +362,7 @@ class EngramApp(SlashHandlers, Comparison, Background, App[None]):
 
     def show_inspector(self, view: TurnView) -> None:
         inspector = self.query_one(Inspector)
+        self.refresh_steering()
         if not inspector.display or view.turn is None:
             return
         turn = view.turn

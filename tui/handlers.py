@@ -81,6 +81,7 @@ class SlashHandlers:
         self.query_one(StatusBar).backend = backend.name
         self.notify(f"backend {backend.name}, caught up on {turns} turns")
         self.report_memory_issues()
+        self.refresh_steering()
 
     async def slash_model(self: EngramApp, args: list[str]) -> None:
         self._need_agent()

@@ -14,6 +14,7 @@ from memory.embed import LazyEmbedder
 from memory.home import repo_home
 from memory.llm import LLM, LLMConfig, LLMError, check_model, default_model, import_litellm
 from memory.repo import IndexReport, Progress, RepoIndex
+from memory.steering import user_ops
 from memory.store import Store
 from memory.transcript import TranscriptWriter, new_session_id, read_transcript, sessions_dir
 from memory.types import Turn
@@ -59,8 +60,8 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
     path = transcript or sessions_dir(home) / f"{session_id}.jsonl"
     agent = Agent(registry.create(backend, env), llm, env, TranscriptWriter(path),
                   config=AgentConfig(max_answer_tokens=options.max_tokens))
-    if turns:
-        await agent.resume(turns)
+    if turns:  # with the developer's pins, forgets and edits (memory/steering.py)
+        await agent.resume(turns, user_ops(recorded.records))
     else:
         agent.start_session(session_id, __version__, _git.head(root), repo=str(root))
     return Booted(agent, home, session_id, _git.branch(root), _git.head(root))

@@ -70,7 +70,28 @@ class SessionMemory:
 
     @property
     def last_function(self) -> str | None:
-        return self.blocks[-1].function if self.blocks else None
+        live = self.live()
+        return live[-1].function if live else None
+
+    def live(self) -> list[SessionBlock]:
+        """The blocks not forgotten, in order."""
+        return sorted((self.blocks[n] for numbers in self.by_function.values() for n in numbers),
+                      key=lambda b: b.number)
+
+    def forget(self, tag: str) -> SessionBlock:
+        """Forget the block tagged ``function#number`` (the developer asked); KeyError if
+        there is none. Its number stays taken, so the other blocks keep theirs."""
+        block = self.find(tag)
+        numbers = self.by_function.get(block.function, []) if block is not None else []
+        if block is None or block.number not in numbers:
+            raise KeyError(tag)
+        numbers.remove(block.number)
+        if not numbers:
+            del self.by_function[block.function]
+        for other in self.blocks:
+            if block.number in other.links:
+                other.links.remove(block.number)
+        return block
 
     def latest(self, function: str) -> SessionBlock | None:
         numbers = self.by_function.get(function)

@@ -32,7 +32,7 @@ class Memory:
 @dataclass(frozen=True)
 class MemoryEvent:
     memory_id: str
-    op: str  # ADD | UPDATE | DELETE
+    op: str  # ADD | UPDATE | DELETE, or FORGET | EDIT when the developer did it
     old: str
     new: str
     turn: int
@@ -131,7 +131,7 @@ class MemoryStore:
         return memory, self._event(memory.id, "ADD", "", text, turn)
 
     def update(self, memory_id: str, text: str, locations: list[str], vector: np.ndarray,
-               turn: int) -> MemoryEvent:
+               turn: int, op: str = "UPDATE") -> MemoryEvent:
         memory = self._live[memory_id]
         old = memory.text
         memory.text, memory.updated = text, turn
@@ -140,14 +140,14 @@ class MemoryStore:
         self.store.add(self._memories, [self._row(memory, vector)])
         self._vectors[memory_id] = vector
         self._matrix = None
-        return self._event(memory_id, "UPDATE", old, text, turn)
+        return self._event(memory_id, op, old, text, turn)
 
-    def delete(self, memory_id: str, turn: int) -> MemoryEvent:
+    def delete(self, memory_id: str, turn: int, op: str = "DELETE") -> MemoryEvent:
         memory = self._live.pop(memory_id)
         self._vectors.pop(memory_id, None)
         self._matrix = None
         self._memories.update(where=f"id = {quote(memory_id)}", values={"deleted": True})
-        return self._event(memory_id, "DELETE", memory.text, "", turn)
+        return self._event(memory_id, op, memory.text, "", turn)
 
     def events(self, memory_id: str | None = None) -> list[MemoryEvent]:
         where = f"scope = {quote(self.scope)}"

@@ -30,6 +30,7 @@ from memory.backends.base import BackendEnv, Digest, exchange, repo_sections, sp
 from memory.backends.mem0 import statements
 from memory.embed import cosine, top_k
 from memory.llm import LLMError
+from memory.steering import MemoryItem
 from memory.types import ContextPack, Section, Turn
 
 NEIGHBORS = 5  # notes shown to the evolution step
@@ -305,6 +306,27 @@ class AMemBackend:
                 sections.append(Section("memory", note.id, text, tokens))
                 left -= tokens
         return ContextPack(query, [*sections, *repo], self.env.count(query))
+
+    # -- steering (memory/steering.py): the developer forgets or edits a note -----------
+    def memory_items(self) -> list[MemoryItem]:
+        return [MemoryItem(n.id, n.content) for n in self.notes.values()]
+
+    async def forget(self, memory_id: str) -> str:
+        note = self.notes.pop(memory_id)
+        self._vectors.pop(memory_id, None)
+        for other in self.notes.values():  # no note links to a forgotten one
+            if memory_id in other.links:
+                other.links.remove(memory_id)
+        self._digest.update("forget", memory_id)
+        return note.content
+
+    async def edit(self, memory_id: str, text: str) -> str:
+        note = self.notes[memory_id]
+        old, note.content = note.content, text
+        self._vectors[memory_id] = (await asyncio.to_thread(
+            self._embed, [note.embedding_text()]))[0]
+        self._digest.update("edit", memory_id, text)
+        return old
 
     def state_digest(self) -> str:
         return self._digest.value

@@ -32,6 +32,7 @@ from memory.backends._codesession import Conflict, Draft, SessionBlock, SessionM
 from memory.backends.base import BackendEnv, Digest, render_chunk
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
+from memory.steering import MemoryItem, SteeringUnsupported
 from memory.types import ContextPack, Section, Turn
 
 log = logging.getLogger(__name__)
@@ -323,11 +324,38 @@ class CodeMemBackend:
         last = {what: op for op, what in self.last_events}
         rows = [(f"code  {loc}", last.get(loc, "")) for loc in self.context_memory]
         rows += [(f"drop  {what}", "DELETE") for op, what in self.last_events if op == "DROP"]
-        for block in self.session.blocks:
+        for block in self.session.live():
             tag = f"{block.function}#{block.number}"
             rows.append((f"session  {tag} (turn {block.turn}): {block.note}",
                          "ADD" if last.get(tag) == "BLOCK" else ""))
         return rows
+
+    # -- steering (memory/steering.py): the developer forgets a block or edits a note -----
+    def memory_items(self) -> list[MemoryItem]:
+        items = [MemoryItem(loc, f"code {loc}", editable=False) for loc in self.context_memory]
+        items += [MemoryItem(f"{b.function}#{b.number}", b.note) for b in self.session.live()]
+        return items
+
+    async def forget(self, memory_id: str) -> str:
+        if memory_id in self.context_memory:
+            del self.context_memory[memory_id]
+            text = f"code {memory_id}"
+        else:
+            text = self.session.forget(memory_id).note
+        self._digest.update("forget", memory_id)
+        return text
+
+    async def edit(self, memory_id: str, text: str) -> str:
+        if memory_id in self.context_memory:
+            raise SteeringUnsupported(
+                "codemem's code context blocks are the repository's code: edit the file, or "
+                "forget the block; the notes of code session blocks can be edited")
+        block = self.session.find(memory_id)
+        if block is None or block not in self.session.live():
+            raise KeyError(memory_id)
+        old, block.note = block.note, text
+        self._digest.update("edit", memory_id, text)
+        return old
 
     def state_digest(self) -> str:
         return self._digest.value

@@ -21,6 +21,7 @@ from memory.backends._memstore import Memory, MemoryStore
 from memory.backends.base import BackendEnv, exchange, repo_sections, split_budget
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
+from memory.steering import MemoryItem
 from memory.store import Store
 from memory.types import ContextPack, Section, Turn
 
@@ -332,6 +333,26 @@ class Mem0Backend:
 
     def state_digest(self) -> str:
         return self.memories.digest()
+
+    # -- steering (memory/steering.py): the developer forgets or edits a memory ------------
+    def memory_items(self) -> list[MemoryItem]:
+        return [MemoryItem(m.id, m.text) for m in self.memories.live()]
+
+    def _last_turn(self) -> int:
+        return max((m.updated for m in self.memories.live()), default=0)
+
+    async def forget(self, memory_id: str) -> str:
+        if self.memories.get(memory_id) is None:
+            raise KeyError(memory_id)
+        return self.memories.delete(memory_id, self._last_turn(), op="FORGET").old
+
+    async def edit(self, memory_id: str, text: str) -> str:
+        memory = self.memories.get(memory_id)
+        if memory is None:
+            raise KeyError(memory_id)
+        vector = (await asyncio.to_thread(self.env.embedder.embed, [text]))[0]
+        return self.memories.update(memory_id, text, [], vector, self._last_turn(),
+                                    op="EDIT").old
 
 
 CLIP_CHARS = 2000  # of each side of the exchange shown to the extractor

@@ -149,6 +149,27 @@ async def test_recorded_transcript_is_redriven_with_its_repository(tmp_path, sho
     assert any(c["kind"] == "repo" and "shop/" in c["source"] for c in turns[0]["context"])
 
 
+def test_a_session_recorded_without_its_repository_is_not_replayed_silently(
+        tmp_path, shop_repo, script, capsys):
+    from memory.transcript import TranscriptWriter
+    from memory.types import Turn
+    from tui.cli import main
+
+    path = tmp_path / "old.jsonl"
+    with TranscriptWriter(path) as writer:  # an app session from before the repo was recorded
+        writer.write({"type": "session", "id": "old1", "repo": ""})
+        writer.write(Turn(0, "Where is the tax rate?", "old answer").to_record())
+    out = tmp_path / "run"
+    args = ["replay", str(path), "--backends", "full", "--model", "scripted/t",
+            "--out", str(out)]
+    assert main(args) == 2
+    printed = capsys.readouterr().err
+    assert "session old1 does not record its repository" in printed and "--repo" in printed
+    assert not (out / "pairs.jsonl").exists()
+    assert main([*args, "--repo", str(shop_repo)]) == 0
+    assert (out / "pairs.jsonl").exists()
+
+
 @pytest.mark.slow
 def test_one_outline_end_to_end_through_the_embedded_model(tmp_path, outline_file):
     from tui.cli import main

@@ -95,3 +95,40 @@ def test_inspector_with_skipped_memory_updates(app_factory, script, snap_compare
 
     assert snap_compare(app_factory(backend="slow"), terminal_size=(120, 32),
                         run_before=run_before)
+
+
+def test_inspector_with_pins(app_factory, script, snap_compare):
+    script.push("Call `migrate(conn, steps)`.", "Use `render_form(form)`.", "It is 5 s.")
+
+    async def run_before(pilot) -> None:
+        from tui.widgets import SteerList
+
+        await settle(pilot)
+        await send(pilot, "how do I run the migrations?")
+        await send(pilot, "how is a form rendered?")
+        await pilot.press("f4")
+        listing = pilot.app.query_one(SteerList)
+        for source in ("turn:0", "app/db.py::migrate"):
+            listing.highlighted = next(i for i, item in enumerate(listing.items)
+                                       if item.source == source)
+            await pilot.press("p")
+        await send(pilot, "what is the connect timeout?")
+        pilot.app.agent.turns[-1].latency_ms = 120  # the inspector's title: fixed
+        pilot.app.show_inspector(list(pilot.app.query("TurnView"))[-1])
+        await pilot.press("f4")
+        await settle(pilot)
+
+    assert snap_compare(app_factory(), terminal_size=(130, 44), run_before=run_before)
+
+
+def test_ab_turn_after_the_choice(app_factory, script, snap_compare):
+    script.push("Answer A: use migrate.", "Answer B: no idea.")
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await send(pilot, "/ab full empty")
+        await send(pilot, "how do I run the migrations?")
+        await pilot.press("1")
+        await settle(pilot)
+
+    assert snap_compare(app_factory(), terminal_size=(110, 32), run_before=run_before)

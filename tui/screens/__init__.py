@@ -1,6 +1,8 @@
 """engram's screens, one per module."""
 
+from tui.screens._confirm import ConfirmScreen
+from tui.screens._edit import EditScreen
 from tui.screens._help import HelpScreen
 from tui.screens._sessions import SessionPicker
 
-__all__ = ["HelpScreen", "SessionPicker"]
+__all__ = ["ConfirmScreen", "EditScreen", "HelpScreen", "SessionPicker"]

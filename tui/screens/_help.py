@@ -15,7 +15,11 @@ enter        send the query          ctrl+j      new line in the query
 up / down    query history           ctrl+p      command palette
 f1           this help               f2          context inspector
 f3           switch backend (cycle)  1 / 2       choose A or B in an A/B turn
-esc          cancel a slow operation ctrl+q      quit"""
+f4           steer the next context  esc         cancel a slow operation
+ctrl+q       quit
+
+In the inspector's next-context list (F4): p pins or unpins an item (always in the
+next contexts), d forgets a memory (asks first), e edits a memory's text."""
 
 
 class HelpScreen(ModalScreen[None]):

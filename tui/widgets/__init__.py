@@ -8,7 +8,8 @@ from typing import Any
 
 _MODULES = {
     "ABView": "_ab", "AnswerPane": "_ab", "Inspector": "_inspector", "MemoryRow": "_inspector",
-    "PromptArea": "_prompt", "StatusBar": "_status", "TaskBar": "_task", "TurnView": "_turn",
+    "PromptArea": "_prompt", "StatusBar": "_status", "SteerItem": "_steer", "SteerList": "_steer",
+    "TaskBar": "_task", "TurnView": "_turn",
 }
 __all__ = sorted(_MODULES)
 

@@ -117,4 +117,6 @@ class ABView(Vertical):
         self.pane(side).add_class("-chosen")
         for button in self.query(Button):
             button.disabled = True
+            mine = button.id == f"choose-{side.lower()}"
+            button.label = "Kept" if mine else "Not kept"
         self.post_message(self.Chosen(self, side))

@@ -1,4 +1,5 @@
-"""The context inspector: what the model saw for a turn, and the backend's memories."""
+"""The context inspector: what the model saw for a turn, the backend's memories, and the
+steering list (what the model will see next turn: pin, forget, edit)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from dataclasses import dataclass
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
+
+from tui.widgets._steer import KEYS, SteerItem, SteerList
 
 PREVIEW_CHARS = 160
 SOURCE_CHARS = 28  # 48 columns less padding and scrollbar: indent, "12345 tok", 2 spaces, source
@@ -24,10 +27,19 @@ class Inspector(VerticalScroll):
     DEFAULT_CSS = """
     Inspector { width: 48; padding: 0 1; }
     Inspector Static { height: auto; }
+    Inspector #steer-title { margin-top: 1; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static("Select a turn to see its context.", id="inspector-body")
+        yield Static("[b]next context[/b]", id="steer-title")
+        yield Static(f"[dim]{KEYS}[/dim]", id="steer-keys")
+        yield SteerList(id="steer")
+
+    def show_steering(self, title: str, items: list[SteerItem]) -> None:
+        """The items of the next context (``title`` says for which backend)."""
+        self.query_one("#steer-title", Static).update(f"[b]next context[/b] · {title}")
+        self.query_one(SteerList).set_items(items)
 
     def show(self, title: str, sections: list[dict], memories: list[MemoryRow] | None,
              notes: list[str] | None = None) -> None:
@@ -51,7 +63,8 @@ class Inspector(VerticalScroll):
                 source = str(s["source"])
                 if len(source) > SOURCE_CHARS:  # one line per section: the tokens never wrap
                     source = "…" + source[-(SOURCE_CHARS - 1):]
-                lines.append(f"  [dim]{s['tokens']:>5} tok[/dim]  {self._esc(source)}")
+                pin = "📌" if s.get("pinned") else "  "  # the developer pinned it (F4, p)
+                lines.append(f"{pin}[dim]{s['tokens']:>5} tok[/dim]  {self._esc(source)}")
                 if preview:
                     lines.append(f"    [dim]{self._esc(preview)}[/dim]")
         if memories is not None:
