@@ -161,7 +161,7 @@ Answer with JSON only."""
 #  "reason": str, "confidence": 0..1}
 _NUMBERS = ("action_shift", "necessity", "expected_outcome_uplift", "negative_transfer_risk",
             "confidence")
-_WORDS = "^[A-Za-z0-9_`'.,:;()/ -]{0,120}$"
+_WORDS = "^[A-Za-z0-9_`'.,:;()/ -]*$"
 
 
 def judge_schema(constrained: bool) -> dict[str, Any]:

@@ -74,6 +74,7 @@ class CardsBackend:
 
     # -- observe --------------------------------------------------------------------------
     async def observe(self, turn: Turn) -> None:
+        first_edge = len(self.graph.edges)
         report = await self.builder.add_turn(turn)
         await self._embed_missing()
         if report.skipped:
@@ -86,6 +87,9 @@ class CardsBackend:
         for new, old in report.superseded:
             events.append(("SUPERSEDE", old.id))
             self.journal.op("SUPERSEDE", old.id, f"{old.content[:200]} -> revised by {new.id}")
+        links = [f"{e.src} -{e.kind}-> {e.dst}" for e in self.graph.edges[first_edge:]]
+        if links:
+            self.journal.op("LINK", f"turn:{turn.index}", "; ".join(links))
         self.last_events = events
         self._digest.update(turn.index, *(f"{n.id}\0{n.content}\0{n.subject}"
                                           for n in report.added),

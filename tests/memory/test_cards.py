@@ -292,3 +292,77 @@ async def test_a_failed_extraction_keeps_the_developers_sentences(cards_env, scr
     assert fact.confidence < 0.9
     [record] = [r for r in cards.drain_records() if r["op"] == "skipped"]
     assert "kept 1 developer sentences" in record["text"]
+
+
+def test_the_judge_schemas_compile_to_a_grammar():
+    from llama_cpp import LlamaGrammar
+
+    from memory._schema import SchemaError, validate
+    from memory.backends._cards_score import judge_schema
+
+    schema = judge_schema(constrained=True)
+    good = {"no_context_action": "search the repo", "with_context_action": "update connect",
+            "action_shift": 0.5, "necessity": 1.0, "expected_outcome_uplift": 0.75,
+            "negative_transfer_risk": 0.0, "reason": "named in the request",
+            "confidence": 0.75}
+    validate(good, schema)
+    with pytest.raises(SchemaError):
+        validate({**good, "necessity": 0.3}, schema)  # not one of the levels
+    assert LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+
+
+REAL_TURNS = [
+    "The connect function in app/db.py must use a timeout of 5 seconds.",
+    "validate_input in app/forms.py must reject strings made only of spaces.",
+    "Actually, the connect function must use a timeout of 10 seconds instead.",
+    "render_form must escape HTML in field values.",
+]
+
+
+@pytest.mark.slow
+async def test_real_embedded_model_builds_a_graph_and_packs_cards(make_agent):
+    """SmolLM2 under the schema grammar extracts the facts; the proxy packs them."""
+    from memory.transcript import read_transcript
+
+    agent = make_agent("cards", model="local/smollm2", max_answer_tokens=24)
+    for query in REAL_TURNS:
+        result = await agent.ask(query)
+        assert result.ok, result.error
+    records = read_transcript(agent.transcript.path).of_type("memory")
+    print("memory ops:", [(r["op"], r["text"][:70]) for r in records])
+    assert [r for r in records if r["op"] in ("skipped", "error")] == []
+    stats = agent.llm.stats
+    assert stats.grammar == stats.calls >= len(REAL_TURNS) and stats.parsed == stats.calls
+    graph = agent.backend.graph
+    facts = graph.of_type("fact")
+    assert len(facts) >= 3, [f.content for f in facts]
+    assert any(f.locations for f in facts), [(f.content, f.locations) for f in facts]
+    pack = await agent.context("What timeout does connect use?")
+    cards = agent.backend.last_pack.cards
+    assert cards and all(agent.backend.last_pack.audits[c.node_id].ok for c in cards)
+    text = "\n".join(s.text for s in pack.sections)
+    if any(not f.current for f in facts):  # the revision was recognised
+        assert "timeout of 5 seconds" not in text
+
+
+def test_memories_command_lists_nodes_edges_and_superseded_facts(demo_repo, tmp_path, script,
+                                                                  monkeypatch, capsys):
+    import sys
+
+    from tui.cli import main
+
+    script.push("answer one", facts((CONNECT_5, "app/db.py::connect")),
+                "answer two", facts((CONNECT_10, "app/db.py::connect")))
+    monkeypatch.setattr(sys, "stdin", iter([f"{CONNECT_5}\n", f"{CONNECT_10}\n"]))
+    data = str(tmp_path / "data")
+    assert main(["chat", "--headless", "--repo", str(demo_repo), "--model", "scripted/t",
+                 "--backend", "cards", "--data-dir", data]) == 0
+    capsys.readouterr()
+    assert main(["memories", "--repo", str(demo_repo), "--backend", "cards",
+                 "--data-dir", data]) == 0
+    out = capsys.readouterr().out
+    current, superseded = out.split("superseded (history")
+    assert "1 superseded" in out and "fact:1:0" in current and CONNECT_10 in current
+    assert "fact:1:0 -conflict-> fact:0:0" in current
+    assert "fact:0:0 -contains-> sym:app/db.py::connect" in current
+    assert CONNECT_5 in superseded and "revised by fact:1:0" in superseded
