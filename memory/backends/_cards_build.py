@@ -4,7 +4,8 @@ One structured call extracts the developer's facts with their repository locatio
 (under constrained decoding the facts are chosen among the developer's own sentences
 and the locations among the names of the exchange that resolve in the repository,
 as mem0r does). Everything else is deterministic: locations resolve through the
-RepoIndex, a fact's subject is the first code-like name it mentions, code blocks come
+RepoIndex, a fact's subject is the first code-like name it mentions (else a location
+the extractor gave, else a plain word naming a repository function), code blocks come
 from the answer (first definition = the function), failures are the tracebacks and
 test output in either side of the exchange. When the extraction call fails, the
 developer's statements are kept as facts with a lower confidence (counted).
@@ -53,6 +54,7 @@ _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ([\w<>.]+)', re.M)
 _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Warning))\b:?(.*)$")
 _PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?:::(\w+))?(?: - (.+))?$", re.M)
 _PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
+_WORD = re.compile(r"\b[A-Za-z_]\w{3,}\b")
 
 
 @dataclass
@@ -118,6 +120,7 @@ class GraphBuilder:
     def __init__(self, env: BackendEnv, graph: ContextGraph) -> None:
         self.env = env
         self.graph = graph
+        self._names: frozenset[str] | None = None
 
     # -- locations --------------------------------------------------------------------
     def resolve(self, name: str) -> tuple[str, str, str] | None:
@@ -209,7 +212,23 @@ class GraphBuilder:
                 resolved.insert(0, hit[0])
         elif resolved:
             subject = resolved[0]
+        else:  # a plain word that names a function or class of the repository
+            for word in _WORD.findall(text):
+                if word in self.symbol_names():
+                    hit = self.resolve(word)
+                    if hit is not None:
+                        subject, resolved = hit[0], [hit[0]]
+                        break
         return subject, list(dict.fromkeys(resolved))
+
+    def symbol_names(self) -> frozenset[str]:
+        """Names of the repository's functions, methods and classes (read once)."""
+        if self._names is None:
+            repo = self.env.repo
+            self._names = frozenset(
+                c.name for c in repo.chunks(("function", "method", "class"))
+            ) if repo is not None else frozenset()
+        return self._names
 
     # -- one turn ---------------------------------------------------------------------
     async def add_turn(self, turn: Turn) -> TurnReport:

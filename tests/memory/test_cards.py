@@ -366,3 +366,13 @@ def test_memories_command_lists_nodes_edges_and_superseded_facts(demo_repo, tmp_
     assert "fact:1:0 -conflict-> fact:0:0" in current
     assert "fact:0:0 -contains-> sym:app/db.py::connect" in current
     assert CONNECT_5 in superseded and "revised by fact:1:0" in superseded
+
+
+async def test_a_plain_word_naming_a_repository_function_is_the_subject(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    script.push(facts((CONNECT_5, "app/db.py::connect")), facts((CONNECT_10,)))
+    await cards.observe(Turn(0, CONNECT_5, "ok"))
+    await cards.observe(Turn(1, CONNECT_10, "ok"))  # no location given by the extractor
+    new = cards.graph.nodes["fact:1:0"]
+    assert new.subject == "app/db.py::connect" and new.locations == ["app/db.py::connect"]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == new.id
