@@ -14,7 +14,9 @@ default, the ``llm`` judge as an option) and packs them as audited memory cards
 under the budget (``_cards_pack``: ``post``- or ``pre``-selection compression).
 
 Options (``BackendEnv.options``): ``cards_scorer`` (proxy | llm), ``cards_packing``
-(post | pre), ``cards_max`` (cards per query, 12). The graph lives in process and is
+(post | pre), ``cards_max`` (cards per query, 12). Units tied to a symbol go stale
+when a commit or the working tree changes that symbol (``_cards_stale``): their card
+says so and their negative-transfer risk rises. The graph lives in process and is
 rebuilt from the transcript on a switch or resume. This backend does its own
 repository retrieval, so it gets no generic top-10 functions.
 """
@@ -36,6 +38,7 @@ from memory.backends._cards_score import (
     Scorer,
     utility,
 )
+from memory.backends._cards_stale import StalenessWatch
 from memory.backends._journal import Journal
 from memory.backends._topics import terms
 from memory.backends.base import BackendEnv, Digest
@@ -70,12 +73,19 @@ class CardsBackend:
         self.journal = Journal(self.name)
         self.last_events: list[tuple[str, str]] = []
         self.last_pack: Packed | None = None  # the cards of the last context (for people)
+        self.watch = StalenessWatch(env.repo.root) if env.repo is not None else None
         self._digest = Digest()
 
     # -- observe --------------------------------------------------------------------------
     async def observe(self, turn: Turn) -> None:
         first_edge = len(self.graph.edges)
+        stale = await asyncio.to_thread(self.watch.check, self.graph) if self.watch else []
+        for node in stale:
+            self.journal.op("STALE", node.id, node.stale)
         report = await self.builder.add_turn(turn)
+        if self.watch is not None:
+            for node in report.added:
+                await asyncio.to_thread(self.watch.anchor, node)
         await self._embed_missing()
         if report.skipped:
             self.journal.skip(report.skipped)
@@ -94,7 +104,7 @@ class CardsBackend:
         self._digest.update(turn.index, *(f"{n.id}\0{n.content}\0{n.subject}"
                                           for n in report.added),
                             *(f"{new.id}>{old.id}" for new, old in report.superseded),
-                            len(self.graph.edges))
+                            *(f"stale:{n.id}:{n.stale}" for n in stale), len(self.graph.edges))
 
     async def observe_many(self, turns: list[Turn]) -> None:
         for turn in turns:

@@ -376,3 +376,29 @@ async def test_a_plain_word_naming_a_repository_function_is_the_subject(cards_en
     new = cards.graph.nodes["fact:1:0"]
     assert new.subject == "app/db.py::connect" and new.locations == ["app/db.py::connect"]
     assert cards.graph.nodes["fact:0:0"].superseded_by == new.id
+
+
+async def test_a_commit_changing_the_function_marks_its_fact_stale(cards_env, script,
+                                                                   repo_index):
+    from tests.conftest import git
+
+    cards = registry.create("cards", cards_env())
+    script.push(facts((CONNECT_5, "app/db.py::connect")),
+                facts(("migrate must stop at the first failure.", "app/db.py::migrate")))
+    await cards.observe(Turn(0, CONNECT_5, "ok"))
+    await cards.observe(Turn(1, "migrate must stop at the first failure.", "ok"))
+    root = repo_index.root
+    db = (root / "app/db.py").read_text()
+    (root / "app/db.py").write_text(db.replace("return (url, timeout)",
+                                               "return (url, timeout * 2)"))
+    git(root, "commit", "-qam", "connect doubles the timeout")
+    sha = git(root, "rev-parse", "HEAD").strip()
+    script.push(facts())
+    await cards.observe(Turn(2, "thanks", "ok"))
+    connect, migrate = cards.graph.nodes["fact:0:0"], cards.graph.nodes["fact:1:0"]
+    assert connect.stale == f"app/db.py::connect changed in {sha[:8]}"
+    assert migrate.stale == ""  # same file, another function: re-validated
+    assert any(r["op"] == "STALE" and r["id"] == "fact:0:0" for r in cards.drain_records())
+    await cards.context("connect timeout", budget=3000)
+    [card] = [c for c in cards.last_pack.cards if c.node_id == "fact:0:0"]
+    assert "STALE: app/db.py::connect changed in" in card.render()
