@@ -14,7 +14,7 @@ from memory.store import Store
 from memory.transcript import latest_session, read_transcript, sessions_dir
 
 MEMORY_BACKENDS = ("mem0", "mem0r")
-REBUILT_BACKENDS = ("codemem",)  # no store of their own: rebuilt from the transcript
+REBUILT_BACKENDS = ("codemem", "cards")  # no store of their own: rebuilt from the transcript
 
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -45,6 +45,8 @@ def list_memories(repo: Path, backend: str, *, session: str | None = None,
                   dim: int = MINILM_DIM) -> str:
     """A plain-text listing of the live memories of one scope, then every event."""
     home = repo_home(_git.toplevel(repo), data_dir)
+    if backend == "cards":
+        return list_cards(_session_path(home, session))
     if backend in REBUILT_BACKENDS:
         return list_codemem(_session_path(home, session))
     scope = scope_for(home, backend, session, shared)
@@ -108,6 +110,42 @@ def list_codemem(path: Path) -> str:
     lines += ["code context memory:"] + [f"  {loc}  (since turn {t})"
                                          for loc, t in context.items()]
     lines += ["code session memory:", *blocks]
+    if other:
+        lines += ["other events:", *other]
+    return "\n".join(lines)
+
+
+def list_cards(path: Path) -> str:
+    """The ``cards`` context graph as its ``memory`` records in a transcript left it:
+    current nodes, edges, and the superseded facts with what revised them."""
+    records = [r for r in read_transcript(path).of_type("memory")
+               if r.get("backend") == "cards"]
+    if not records:
+        raise MemoryListingError(
+            f"{path.name}: cards never ran in this session (switch to it with "
+            "/backend cards, or replay the session with --backends cards)")
+    nodes: dict[str, str] = {}
+    superseded: dict[str, str] = {}
+    edges: list[str] = []
+    other: list[str] = []
+    for record in records:
+        op, what, text = str(record.get("op")), str(record.get("id", "")), \
+            str(record.get("text", ""))
+        if op == "ADD":
+            nodes[what] = text
+        elif op == "SUPERSEDE":
+            superseded[what] = text
+        elif op == "LINK":
+            edges += [e.strip() for e in text.split(";") if e.strip()]
+        else:  # skipped, error
+            other.append(f"  {op:8} {text}")
+    current = {k: v for k, v in nodes.items() if k not in superseded}
+    lines = [f"cards:{path.stem}: {len(current)} current nodes, {len(superseded)} superseded, "
+             f"{len(edges)} edges"]
+    lines += ["nodes:"] + [f"  {node_id}  {text}" for node_id, text in current.items()]
+    lines += ["edges:"] + [f"  {edge}" for edge in edges]
+    lines += ["superseded (history, never shown as current):"]
+    lines += [f"  {node_id}  {text}" for node_id, text in superseded.items()]
     if other:
         lines += ["other events:", *other]
     return "\n".join(lines)

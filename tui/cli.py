@@ -210,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     memories = sub.add_parser("memories", help="list a memory backend's memories and history")
     memories.add_argument("--repo", default=".")
-    memories.add_argument("--backend", default="mem0", help="mem0, mem0r or codemem")
+    memories.add_argument("--backend", default="mem0", help="mem0, mem0r, codemem or cards")
     memories.add_argument("--session", default=None,
                           help="session id (default: the latest session of the repository)")
     memories.add_argument("--shared-memory", action="store_true",

@@ -1,0 +1,295 @@
+"""Building the ``cards`` context graph from a committed turn.
+
+One structured call extracts the developer's facts with their repository locations
+(under constrained decoding the facts are chosen among the developer's own sentences
+and the locations among the names of the exchange that resolve in the repository,
+as mem0r does). Everything else is deterministic: locations resolve through the
+RepoIndex, a fact's subject is the first code-like name it mentions (else a location
+the extractor gave, else a plain word naming a repository function), code blocks come
+from the answer (first definition = the function), failures are the tracebacks and
+test output in either side of the exchange. When the extraction call fails, the
+developer's statements are kept as facts with a lower confidence (counted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memory.backends._cards_graph import ContextGraph, Node, subject_key
+from memory.backends._codeast import code_blocks, first_definition
+from memory.backends.base import exchange
+from memory.backends.mem0 import statements
+from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
+from memory.lenient_json import MalformedJSON
+from memory.llm import LLMError
+from memory.repo import LocationRefused
+from memory.types import Turn
+
+if TYPE_CHECKING:
+    from memory.backends.base import BackendEnv
+
+EXTRACTED_CONFIDENCE = 0.9  # a fact the extractor chose
+FALLBACK_CONFIDENCE = 0.6  # a developer sentence kept because the extractor failed
+CLIP_CHARS = 2000
+
+FACT_PROMPT = """You keep the decision memory of a coding assistant working in a git repository.
+From one exchange between the developer and the assistant, list what a later turn has to
+respect: requirements and their revisions, decisions, constraints, conventions, and facts
+about the code. One sentence per fact, in the developer's own words. For each fact, give
+the repository locations it concerns, chosen only among names that appear in the exchange.
+
+Example.
+Developer: slugify in app/text.py must lower-case its result.
+Assistant: Done.
+Answer: {"facts": [{"text": "slugify in app/text.py must lower-case its result.",
+"locations": ["app/text.py::slugify"]}]}
+
+Nothing to keep: {"facts": []}"""
+# {"facts": [{"text": "sentence", "locations": ["path::Qual.name", ...]}]}
+
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ([\w<>.]+)', re.M)
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Warning))\b:?(.*)$")
+_PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?:::(\w+))?(?: - (.+))?$", re.M)
+_PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
+_WORD = re.compile(r"\b[A-Za-z_]\w{3,}\b")
+
+
+@dataclass
+class Failure:
+    """A traceback or failed test seen in the chat."""
+
+    error: str  # the final error line
+    frames: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, function)
+    test: str = ""
+
+    def text(self) -> str:
+        where = "; ".join(f"{f}:{n} in {fn}" for f, n, fn in self.frames[-2:])
+        test = f"test {self.test} failed: " if self.test else ""
+        return f"{test}{self.error}" + (f" (at {where})" if where else "")
+
+
+def failures(text: str) -> list[Failure]:
+    """Tracebacks and pytest failures in ``text``, in order."""
+    found: list[Failure] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].strip().startswith("Traceback (most recent call last)"):
+            block: list[str] = []
+            i += 1
+            while i < len(lines):
+                line = lines[i]
+                match = _ERROR_LINE.match(line.strip()) if not line[:1].isspace() else None
+                if match:
+                    frames = [(f, int(n), fn) for f, n, fn in _FRAME.findall("\n".join(block))]
+                    found.append(Failure(line.strip(), frames))
+                    break
+                block.append(line)
+                i += 1
+        i += 1
+    for match in _PYTEST_FAILED.finditer(text):
+        test = f"{match.group(1)}::{match.group(2)}" if match.group(2) else match.group(1)
+        error = match.group(3) or next((m.group(1) for m in _PYTEST_E.finditer(text)), "failed")
+        if not any(f.test == test for f in found):
+            found.append(Failure(error.strip(), [], test))
+    return found
+
+
+@dataclass
+class RawFact:
+    text: str
+    locations: list[str]
+    confidence: float
+
+
+@dataclass
+class TurnReport:
+    """What one turn added to the graph."""
+
+    added: list[Node] = field(default_factory=list)
+    superseded: list[tuple[Node, Node]] = field(default_factory=list)  # (new, old)
+    skipped: str = ""
+
+
+class GraphBuilder:
+    """Turns committed turns into nodes and edges of a ``ContextGraph``."""
+
+    def __init__(self, env: BackendEnv, graph: ContextGraph) -> None:
+        self.env = env
+        self.graph = graph
+        self._names: frozenset[str] | None = None
+
+    # -- locations --------------------------------------------------------------------
+    def resolve(self, name: str) -> tuple[str, str, str] | None:
+        """(location, kind, code) of a name in the repository, or None."""
+        repo = self.env.repo
+        if repo is None or not name or "\x00" in name:
+            return None
+        try:
+            found = repo.locate(name)
+        except LocationRefused:
+            return None
+        if found is None:
+            return None
+        return found.chunk.location, found.chunk.kind, found.chunk.code
+
+    def candidates(self, turn: Turn) -> list[str]:
+        """Resolved locations of the exchange's code-like names (the extractor's choices)."""
+        kept: list[str] = []
+        for name in exchange_names(f"{turn.user}\n{turn.assistant}"):
+            resolved = self.resolve(name)
+            if resolved is not None:
+                kept.append(resolved[0])
+        return list(dict.fromkeys(kept))[:MAX_CANDIDATES]
+
+    def symbol(self, location: str) -> Node | None:
+        """The symbol (or file) node of a location, added to the graph on first use."""
+        resolved = self.resolve(location)
+        if resolved is None:
+            return None
+        where, kind, code = resolved
+        node_type = "file" if kind == "module" else "symbol"
+        node_id = f"{'file' if node_type == 'file' else 'sym'}:{where}"
+        if node_id in self.graph.nodes:
+            return self.graph.nodes[node_id]
+        return self.graph.add(Node(node_id, node_type, "repo", code, self.env.count(code),
+                                   subject=where, locations=[where]))
+
+    # -- facts --------------------------------------------------------------------------
+    async def extract(self, turn: Turn) -> tuple[list[RawFact], str]:
+        """The turn's facts, and why the extractor's answer was not used ('' when it was)."""
+        llm = self.env.llm
+        if llm.constrained():
+            texts = statements(turn.user)
+            if not texts:
+                return [], ""
+            schema = extract_schema_r(self.candidates(turn), texts)
+        else:
+            schema = extract_schema_r(None)
+        try:
+            data = await llm.ask_json(FACT_PROMPT, f"{exchange(turn, CLIP_CHARS)}\nAnswer:",
+                                      schema, name="facts", max_tokens=400)
+            return self._parse(data), ""
+        except (MalformedJSON, LLMError) as exc:
+            kept = [RawFact(s, [], FALLBACK_CONFIDENCE) for s in statements(turn.user)]
+            return kept, f"fact extraction failed for turn {turn.index} ({exc}); " \
+                         f"kept {len(kept)} developer sentences"
+
+    def _parse(self, data: Any) -> list[RawFact]:
+        items = data.get("facts", []) if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise MalformedJSON("'facts' is not a list")
+        facts: list[RawFact] = []
+        seen: set[str] = set()
+        for item in items:
+            text = item.get("text", "") if isinstance(item, dict) else item
+            text = str(text).strip()
+            key = " ".join(text.lower().split()).rstrip(".")
+            if not text or key in seen:
+                continue
+            seen.add(key)
+            raw = item.get("locations", []) if isinstance(item, dict) else []
+            locations = [str(x).strip().strip("`") for x in raw if str(x).strip()] \
+                if isinstance(raw, list) else []
+            facts.append(RawFact(text, locations, EXTRACTED_CONFIDENCE))
+        return facts
+
+    def subject_of(self, text: str, locations: list[str]) -> tuple[str, list[str]]:
+        """A fact's subject and its resolved locations. The subject is the first code-like
+        name the fact mentions (resolved when the repository has it), else its first
+        location."""
+        resolved = [r[0] for r in (self.resolve(x) for x in locations) if r is not None]
+        names = [n for n in exchange_names(text) if not n.endswith((".py", ".md", ".pyi"))]
+        subject = ""
+        if names:
+            hit = self.resolve(names[0])
+            subject = hit[0] if hit is not None and subject_key(hit[0]) == subject_key(
+                names[0]) else names[0]
+            if hit is not None and hit[0] not in resolved:
+                resolved.insert(0, hit[0])
+        elif resolved:
+            subject = resolved[0]
+        else:  # a plain word that names a function or class of the repository
+            for word in _WORD.findall(text):
+                if word in self.symbol_names():
+                    hit = self.resolve(word)
+                    if hit is not None:
+                        subject, resolved = hit[0], [hit[0]]
+                        break
+        return subject, list(dict.fromkeys(resolved))
+
+    def symbol_names(self) -> frozenset[str]:
+        """Names of the repository's functions, methods and classes (read once)."""
+        if self._names is None:
+            repo = self.env.repo
+            self._names = frozenset(
+                c.name for c in repo.chunks(("function", "method", "class"))
+            ) if repo is not None else frozenset()
+        return self._names
+
+    # -- one turn ---------------------------------------------------------------------
+    async def add_turn(self, turn: Turn) -> TurnReport:
+        report = TurnReport()
+        raw, report.skipped = await self.extract(turn)
+        origin = self.env.count(f"{turn.user}\n{turn.assistant}")
+        nodes: list[Node] = []
+        for n, fact in enumerate(raw):
+            subject, where = self.subject_of(fact.text, fact.locations)
+            nodes.append(Node(f"fact:{turn.index}:{n}", "fact", f"turn:{turn.index}",
+                              fact.text, self.env.count(fact.text), fact.confidence,
+                              subject, where, turn.index, origin))
+        for n, block in enumerate(code_blocks(turn.assistant)):
+            name = first_definition(block) or next(iter(exchange_names(turn.user)), "")
+            hit = self.resolve(name) if name else None
+            nodes.append(Node(f"code:{turn.index}:{n}", "code", f"turn:{turn.index}", block,
+                              self.env.count(block), 1.0, name,
+                              [hit[0]] if hit is not None else [], turn.index, origin))
+        for side, text in (("user", turn.user), ("assistant", turn.assistant)):
+            for n, failure in enumerate(failures(text)):
+                function = failure.frames[-1][2] if failure.frames else ""
+                if not function and failure.test:
+                    function = failure.test.rsplit("::", 1)[-1]
+                hit = self.resolve(function) if function else None
+                content = failure.text()
+                nodes.append(Node(f"fail:{turn.index}:{side}:{n}", "failure",
+                                  f"turn:{turn.index}", content, self.env.count(content), 1.0,
+                                  hit[0] if hit is not None else function,
+                                  [hit[0]] if hit is not None else [], turn.index, origin))
+        if not nodes:
+            return report
+        vectors = await asyncio.to_thread(self.env.embedder.embed, [n.content for n in nodes])
+        for node, vector in zip(nodes, vectors, strict=True):
+            self._place(node, vector, report)
+        for a in nodes:  # the units of one turn belong to one task
+            for b in nodes:
+                if a.id < b.id:
+                    self.graph.link(a.id, b.id, "task")
+        return report
+
+    def _place(self, node: Node, vector: Any, report: TurnReport) -> None:
+        graph = self.graph
+        revised = graph.revisions(node, vector)
+        similar = graph.similar_to(node, vector)
+        graph.add(node, vector)
+        report.added.append(node)
+        for old, sim in revised:
+            graph.supersede(node, old, sim)
+            report.superseded.append((node, old))
+        for location in node.locations:
+            symbol = self.symbol(location)
+            if symbol is not None:
+                graph.link(node.id, symbol.id, "contains")
+        for other, sim in similar:
+            if other.current and other.id != node.id:
+                graph.link(node.id, other.id, "similar", sim)
+        if node.type == "fact":
+            own = subject_key(node.subject)
+            for name in exchange_names(node.content):
+                if subject_key(name) == own:
+                    continue
+                for fact in graph.about(name):
+                    if fact.id != node.id:
+                        graph.link(node.id, fact.id, "precondition")

@@ -1,0 +1,195 @@
+"""The instance context graph of the ``cards`` backend: nodes, typed edges, revisions.
+
+Nodes are what a later decision may need (CICL's context units): facts the developer
+stated, repository symbols and files they are about, code the assistant wrote,
+failures (tracebacks, test output) seen in the chat, summaries of earlier sessions.
+Each has an id, a type, a source, its content, its token cost and a confidence.
+
+Edges: ``contains`` (fact, code or failure -> the symbol or file it is about),
+``similar`` (two units close in meaning), ``conflict`` (a later unit revises an
+earlier one about the same subject: the earlier is superseded, kept for history,
+never current), ``precondition`` (a fact that names another subject -> the current
+facts about that subject), ``task`` (units that came from the same turn).
+
+Revision is decided without a model: the same subject, and either a revision cue in
+the newer fact ("actually", "instead", "scratch that", ...) or near-identical
+meaning (cosine >= ``REVISE``). A fact without a subject is compared by meaning alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memory.embed import cosine
+
+NODE_TYPES = ("fact", "symbol", "file", "code", "failure", "summary")
+EDGE_TYPES = ("contains", "similar", "conflict", "precondition", "task")
+
+REVISE = 0.92  # cosine from which a same-subject fact revises the earlier one
+REVISE_CUED = 0.55  # with a revision cue, this much similarity is enough
+SIMILAR = 0.75  # cosine for a ``similar`` edge
+SIMILAR_EDGES = 3  # per new node, at most
+
+_CUES = re.compile(
+    r"\b(actually|instead|scratch that|forget (?:this|that|it|what)|no longer|not any ?more|"
+    r"rather than|change of plan|on second thought|correction|revis\w*|replace[sd]? the|"
+    r"the opposite holds|from now on|we changed|changed my mind|not:)", re.I)
+
+
+def revision_cue(text: str) -> bool:
+    """Whether a statement says it revises an earlier one."""
+    return bool(_CUES.search(text))
+
+
+@dataclass
+class Node:
+    """One unit of the graph. ``tokens`` is the cost of showing ``content`` itself;
+    ``origin_tokens`` the cost of what it was taken from (a fact's whole turn)."""
+
+    id: str
+    type: str
+    source: str  # "turn:3", "repo", "session:<id>"
+    content: str
+    tokens: int
+    confidence: float = 1.0
+    subject: str = ""  # the function, class or file it is about ("" when none)
+    locations: list[str] = field(default_factory=list)  # resolved repository locations
+    turn: int = -1
+    origin_tokens: int = 0
+    superseded_by: str = ""  # the node that revised this one ("" while current)
+    stale: str = ""  # why the code it describes may have changed ("" while valid)
+
+    @property
+    def current(self) -> bool:
+        return not self.superseded_by
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: str
+    dst: str
+    kind: str
+    weight: float = 1.0
+
+
+def subject_key(subject: str) -> str:
+    """The comparable form of a subject: its last component (``a/b.py::C.f`` -> ``f``)."""
+    last = subject.split("::")[-1].split(".")[-1] if "::" in subject else subject
+    if "::" not in subject and "/" in subject:
+        last = subject.rsplit("/", 1)[-1]
+    return last.strip("`()").lower()
+
+
+class ContextGraph:
+    """Nodes, edges and node vectors of one session (in process)."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, Node] = {}
+        self.edges: list[Edge] = []
+        self.vectors: dict[str, np.ndarray] = {}
+        self._out: dict[str, list[Edge]] = {}
+        self._in: dict[str, list[Edge]] = {}
+
+    # -- building --------------------------------------------------------------------
+    def add(self, node: Node, vector: np.ndarray | None = None) -> Node:
+        """Add ``node`` (an existing id is kept as it is and returned)."""
+        have = self.nodes.get(node.id)
+        if have is not None:
+            return have
+        self.nodes[node.id] = node
+        if vector is not None:
+            self.vectors[node.id] = np.asarray(vector, dtype=np.float32)
+        return node
+
+    def link(self, src: str, dst: str, kind: str, weight: float = 1.0) -> Edge | None:
+        """Add an edge once; None when it exists or joins a node to itself."""
+        if kind not in EDGE_TYPES:
+            raise ValueError(f"unknown edge type {kind!r}")
+        if src == dst or any(e.dst == dst and e.kind == kind for e in self._out.get(src, [])):
+            return None
+        edge = Edge(src, dst, kind, round(float(weight), 4))
+        self.edges.append(edge)
+        self._out.setdefault(src, []).append(edge)
+        self._in.setdefault(dst, []).append(edge)
+        return edge
+
+    def supersede(self, new: Node, old: Node, similarity: float) -> Edge | None:
+        """``new`` revises ``old``: a conflict edge, and ``old`` leaves the current state."""
+        edge = self.link(new.id, old.id, "conflict", similarity)
+        old.superseded_by = new.id
+        return edge
+
+    def revisions(self, node: Node, vector: np.ndarray) -> list[tuple[Node, float]]:
+        """The current nodes of ``node``'s type that ``node`` revises, with their similarity."""
+        found: list[tuple[Node, float]] = []
+        cued = revision_cue(node.content)
+        key = subject_key(node.subject)
+        for other in self.of_type(node.type):
+            if other.id == node.id or not other.current or other.id not in self.vectors:
+                continue
+            if node.type == "code":  # a new version of a function replaces the old one
+                if key and subject_key(other.subject) == key:
+                    found.append((other, 1.0))
+                continue
+            if key != subject_key(other.subject):
+                continue
+            sim = float(cosine(vector, self.vectors[other.id][None, :])[0])
+            if sim >= REVISE or (cued and sim >= REVISE_CUED):
+                found.append((other, sim))
+        return found
+
+    def similar_to(self, node: Node, vector: np.ndarray,
+                   threshold: float = SIMILAR) -> list[tuple[Node, float]]:
+        """Current nodes (facts, code, failures, summaries) close to ``vector``."""
+        ids = [i for i, n in self.nodes.items() if i != node.id and n.current
+               and n.type in ("fact", "code", "failure", "summary") and i in self.vectors]
+        if not ids:
+            return []
+        sims = cosine(vector, np.stack([self.vectors[i] for i in ids]))
+        ranked = sorted(((self.nodes[i], float(s)) for i, s in zip(ids, sims, strict=True)
+                         if s >= threshold), key=lambda p: -p[1])
+        return ranked[:SIMILAR_EDGES]
+
+    # -- reading ------------------------------------------------------------------------
+    def of_type(self, kind: str) -> list[Node]:
+        return [n for n in self.nodes.values() if n.type == kind]
+
+    def current(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.current]
+
+    def superseded(self) -> list[Node]:
+        return [n for n in self.nodes.values() if not n.current]
+
+    def about(self, subject: str) -> list[Node]:
+        """Current facts whose subject is ``subject`` (compared by last component)."""
+        key = subject_key(subject)
+        return [n for n in self.of_type("fact") if n.current and key
+                and subject_key(n.subject) == key]
+
+    def edges_of(self, node_id: str, kinds: Iterable[str] | None = None) -> list[Edge]:
+        wanted = set(kinds) if kinds is not None else set(EDGE_TYPES)
+        return [e for e in (*self._out.get(node_id, []), *self._in.get(node_id, []))
+                if e.kind in wanted]
+
+    def neighbours(self, node_id: str) -> list[Node]:
+        """Current nodes one edge away (any direction), conflict edges excluded: what a
+        revision replaced is history, not context."""
+        found: list[Node] = []
+        for edge in self.edges_of(node_id):
+            if edge.kind == "conflict":
+                continue
+            other = self.nodes.get(edge.dst if edge.src == node_id else edge.src)
+            if other is not None and other.current and other not in found:
+                found.append(other)
+        return found
+
+    def conflict_degree(self, node_id: str) -> int:
+        return len(self.edges_of(node_id, ("conflict",)))
+
+    def revised(self, node_id: str) -> list[Node]:
+        """The nodes ``node_id`` superseded."""
+        return [self.nodes[e.dst] for e in self._out.get(node_id, []) if e.kind == "conflict"]

@@ -1,0 +1,295 @@
+"""Memory cards: compiling selected units, the structural audit, budget-aware assembly.
+
+A card carries CICL's five mandatory fields (trigger, evidence, action hint,
+failure-if-ignored, scope) and the unit's utility. It renders at three levels, as
+CICL's compressor degrades a card that is not shorter than its source: ``full`` (all
+fields), ``short`` (brief evidence, action hint, scope), ``minimal`` (brief evidence,
+action hint). Unlike CICL's minimal card (action hint and scope), ours never drops
+the evidence: in a coding conversation the evidence is the decision itself (the
+developer's sentence, a signature), and a card without it says only where to look.
+
+The audit (CICL's card-quality checks) runs on every card: the five fields present,
+an action verb in the hint, no placeholder text, and the compression ratio (card
+tokens / tokens of what it was taken from). A card that fails the first three is
+never shown.
+
+Assembly, the two modes CICL separates:
+- ``post`` (post-selection compression): select the raw units by utility under the
+  budget, then compile the selected into cards (degrading, then dropping the least
+  useful, until the cards fit);
+- ``pre`` (pre-budget compression): compile every candidate into its card first, then
+  select cards by utility under the budget.
+Both follow CICL's budget policy: at most ``max_units``, a utility floor (0.02 for
+the first unit, 0.06 after), 0.12 more for a stale unit, near-duplicates skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memory.backends._cards_graph import Node
+from memory.backends._cards_score import Judgment
+
+LEVELS = ("full", "short", "minimal")
+ACTION_VERBS = ("inspect", "read", "open", "search", "check", "update", "fix", "call", "run",
+                "use", "compare", "look")
+PLACEHOLDERS = frozenset({"todo", "tbd", "unknown", "not available", "n/a", "none", ""})
+_PLACEHOLDER_START = re.compile(r"^(todo|tbd|unknown|not available|n/a|none)\b", re.I)
+MIN_FIRST, MIN_AFTER, STALE_FLOOR = 0.02, 0.06, 0.12  # CICL's BudgetPolicy
+REDUNDANT = 0.82  # word-set Jaccard from which a unit repeats a selected one
+PACKINGS = ("post", "pre")
+EVIDENCE_LINES = 40  # of code shown in a full card
+
+
+@dataclass
+class Card:
+    node_id: str
+    kind: str  # the unit's type
+    trigger: str
+    evidence: str
+    action_hint: str
+    failure_if_ignored: str
+    scope: str
+    utility: float
+    original_tokens: int
+    brief_evidence: str = ""  # the evidence of a short card (a signature for code)
+    level: str = "full"
+    tokens: int = 0
+    stale: str = ""
+    revises: str = ""  # "revises turn 3": the card is the current version of a revision
+
+    def fields(self) -> dict[str, str]:
+        return {"trigger": self.trigger, "evidence": self.evidence,
+                "action_hint": self.action_hint, "failure_if_ignored": self.failure_if_ignored,
+                "scope": self.scope}
+
+    def render(self, level: str | None = None) -> str:
+        level = level or self.level
+        head = f"[memory card {self.node_id} · utility {self.utility:.2f}" + (
+            f" · {self.revises}" if self.revises else "") + (
+            f" · STALE: {self.stale}" if self.stale else "") + "]"
+        evidence = self.evidence if level == "full" else (self.brief_evidence or self.evidence)
+        lines = [head]
+        if level == "full":
+            lines.append(f"Trigger: {self.trigger}")
+        lines.append(f"Evidence: {evidence}")
+        lines.append(f"Action hint: {self.action_hint}")
+        if level == "full":
+            lines.append(f"Failure if ignored: {self.failure_if_ignored}")
+        if level != "minimal":
+            lines.append(f"Scope: {self.scope}")
+        return "\n".join(lines)
+
+    @property
+    def ratio(self) -> float:
+        """Card tokens / tokens of its source (lower is shorter)."""
+        return self.tokens / max(1, self.original_tokens)
+
+
+@dataclass(frozen=True)
+class Audit:
+    problems: tuple[str, ...]
+    ratio: float
+    compressed: bool
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def audit(card: Card) -> Audit:
+    problems: list[str] = []
+    for name, value in card.fields().items():
+        text = value.strip()
+        if not text:
+            problems.append(f"{name} missing")
+        elif text.lower().strip(" .:-") in PLACEHOLDERS or _PLACEHOLDER_START.match(text):
+            problems.append(f"{name} is a placeholder")
+    hint = card.action_hint.lower()
+    if not any(re.search(rf"\b{verb}\b", hint) for verb in ACTION_VERBS):
+        problems.append("action hint has no action verb")
+    return Audit(tuple(problems), round(card.ratio, 4),
+                 0 < card.tokens < card.original_tokens)
+
+
+def _quote(text: str, words: int = 60) -> str:
+    parts = " ".join(text.split()).split(" ")
+    return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
+
+
+def compile_card(node: Node, judgment: Judgment, utility: float,
+                 revised: list[Node]) -> Card:
+    """The card of one unit. ``revised``: the earlier units it superseded (only their
+    turns are named; their content never reaches a card)."""
+    where = node.subject or (node.locations[0] if node.locations else "")
+    scope = ", ".join(dict.fromkeys([*node.locations, *([where] if where else [])])) \
+        or "the whole session"
+    hint = judgment.with_context_action.strip()
+    if not any(re.search(rf"\b{v}\b", hint.lower()) for v in ACTION_VERBS):
+        hint = f"use this when you act: {hint}" if hint else f"use this {node.type}"
+    origin = node.origin_tokens or node.tokens
+    revision = (f" It revises what was said at turn(s) "
+                f"{', '.join(str(r.turn) for r in revised)}; follow this version."
+                if revised else "")
+    brief = ""
+    if node.type == "fact":
+        trigger = f"when you write, change or explain {where or 'the code this concerns'}"
+        evidence = f"\"{_quote(node.content)}\" (the developer, {node.source})"
+        failure = "the answer breaks what the developer stated." + revision
+    elif node.type == "code":
+        lines = node.content.splitlines()
+        shown = "\n".join(lines[:EVIDENCE_LINES]) + ("\n# ..." if len(lines) > EVIDENCE_LINES
+                                                     else "")
+        trigger = f"when you continue the work on {where or 'this code'}"
+        evidence = f"latest version from {node.source}:\n```python\n{shown}\n```"
+        brief = f"{lines[0].strip() if lines else where} (latest version, {node.source})"
+        failure = "the answer starts over and loses the changes already agreed." + revision
+    elif node.type == "failure":
+        trigger = f"when you change or run {where or 'the failing code'} again"
+        evidence = f"{_quote(node.content, 40)} ({node.source})"
+        failure = "the same failure comes back."
+    elif node.type == "summary":
+        trigger = "when the request touches work done in an earlier session"
+        evidence = _quote(node.content, 120)
+        failure = "earlier decisions are contradicted or redone."
+    else:  # symbol, file
+        lines = node.content.splitlines()
+        shown = "\n".join(lines[:EVIDENCE_LINES]) + ("\n# ..." if len(lines) > EVIDENCE_LINES
+                                                     else "")
+        trigger = f"when the request needs {where}"
+        evidence = f"```python\n{shown}\n```"
+        brief = lines[0].strip() if lines else where
+        origin = max(origin, node.tokens)
+        failure = "the answer guesses the signature or behaviour of existing code."
+    return Card(node.id, node.type, trigger, evidence, hint, failure, scope,
+                round(utility, 4), origin, brief, stale=node.stale,
+                revises=f"revises turn {', '.join(str(r.turn) for r in revised)}"
+                if revised else "")
+
+
+@dataclass
+class Unit:
+    """A scored unit up for assembly."""
+
+    node: Node
+    judgment: Judgment
+    utility: float
+    card: Card
+
+
+@dataclass
+class Packed:
+    mode: str
+    cards: list[Card] = field(default_factory=list)
+    dropped: list[tuple[str, str]] = field(default_factory=list)  # (node id, why)
+    audits: dict[str, Audit] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> int:
+        return sum(c.tokens for c in self.cards)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
+
+
+def _redundant(node: Node, kept: list[Node]) -> bool:
+    mine = _words(node.content)
+    for other in kept:
+        theirs = _words(other.content)
+        if mine and theirs and len(mine & theirs) / len(mine | theirs) >= REDUNDANT:
+            return True
+    return False
+
+
+def _floor(unit: Unit, selected: int) -> float:
+    return (MIN_FIRST if not selected else MIN_AFTER) + (STALE_FLOOR if unit.node.stale else 0.0)
+
+
+def _size(card: Card, level: str, count: Callable[[str], int]) -> int:
+    return count(card.render(level))
+
+
+def pack(units: list[Unit], budget: int, count: Callable[[str], int], *, mode: str = "post",
+         max_units: int = 12) -> Packed:
+    """Cards for ``units`` (any order) within ``budget`` tokens, most useful first."""
+    if mode not in PACKINGS:
+        raise ValueError(f"unknown packing {mode!r}; one of {', '.join(PACKINGS)}")
+    ranked = sorted(units, key=lambda u: (-u.utility, u.node.id))
+    packed = Packed(mode)
+    for unit in ranked:
+        packed.audits[unit.node.id] = audit_at(unit.card, "full", count)
+    ranked = [u for u in ranked if _shown(u, packed)]
+    if mode == "post":
+        chosen = _select(ranked, budget, lambda u: u.node.tokens, max_units, packed)
+        for unit in chosen:
+            unit.card.level, unit.card.tokens = "full", _size(unit.card, "full", count)
+        _shrink(chosen, budget, count, packed)
+    else:
+        for unit in ranked:
+            _precompress(unit.card, count)
+        chosen = _select(ranked, budget, lambda u: u.card.tokens, max_units, packed)
+    packed.cards = [u.card for u in chosen]
+    for card in packed.cards:
+        packed.audits[card.node_id] = audit(card)
+    return packed
+
+
+def audit_at(card: Card, level: str, count: Callable[[str], int]) -> Audit:
+    card.level, card.tokens = level, count(card.render(level))
+    return audit(card)
+
+
+def _shown(unit: Unit, packed: Packed) -> bool:
+    result = packed.audits[unit.node.id]
+    if result.ok and unit.node.current:
+        return True
+    why = "superseded" if not unit.node.current else "; ".join(result.problems)
+    packed.dropped.append((unit.node.id, f"not shown: {why}"))
+    return False
+
+
+def _select(ranked: list[Unit], budget: int, cost: Callable[[Unit], int], max_units: int,
+            packed: Packed) -> list[Unit]:
+    chosen: list[Unit] = []
+    used = 0
+    for unit in ranked:
+        if len(chosen) >= max_units:
+            packed.dropped.append((unit.node.id, "over the unit limit"))
+            continue
+        if unit.utility < _floor(unit, len(chosen)):
+            packed.dropped.append((unit.node.id, f"utility {unit.utility:.3f} below the floor"))
+            continue
+        if _redundant(unit.node, [u.node for u in chosen]):
+            packed.dropped.append((unit.node.id, "repeats a selected unit"))
+            continue
+        if used + cost(unit) > budget:
+            packed.dropped.append((unit.node.id, "over the budget"))
+            continue
+        chosen.append(unit)
+        used += cost(unit)
+    return chosen
+
+
+def _precompress(card: Card, count: Callable[[str], int]) -> None:
+    """CICL's compressor: the full card, else shorter levels while it is not shorter
+    than its source."""
+    for level in LEVELS:
+        card.level, card.tokens = level, _size(card, level, count)
+        if card.tokens < card.original_tokens:
+            return
+
+
+def _shrink(chosen: list[Unit], budget: int, count: Callable[[str], int],
+            packed: Packed) -> None:
+    """Degrade the least useful cards, then drop them, until the cards fit."""
+    for level in LEVELS[1:]:
+        for unit in reversed(chosen):
+            if sum(u.card.tokens for u in chosen) <= budget:
+                return
+            unit.card.level, unit.card.tokens = level, _size(unit.card, level, count)
+    while chosen and sum(u.card.tokens for u in chosen) > budget:
+        gone = chosen.pop()
+        packed.dropped.append((gone.node.id, "card over the budget"))

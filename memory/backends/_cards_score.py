@@ -1,0 +1,220 @@
+"""CICL's decision utility for the ``cards`` backend: judgments, weights, two scorers.
+
+A judgment estimates what a unit does to the next decision: the likely first action
+without and with it, how much it shifts that action, how necessary it is, the
+expected outcome uplift, the risk of negative transfer, a reason and a confidence.
+The utility combines them with the fixed signed weights of CICL's public
+implementation (stephen-guan-researcher/CICL, ``judgment_to_score``):
+
+    cost    = min(1, tokens / 1000 + 0.2 * negative_transfer_risk)
+    utility = 0.34 * action_shift + 0.26 * necessity + 0.28 * expected_outcome_uplift
+              - 0.22 * negative_transfer_risk - 0.08 * cost
+
+Two scorers share one interface (``await scorer.judge(query, units)``):
+``ProxyScorer`` estimates the components without a model (necessity from being the
+current statement about the subject the query names, negative transfer from
+conflict degree, staleness and confidence), ``LLMScorer`` asks the model through
+the structured-output path and falls back to the proxy for a unit whose judgment
+did not parse (counted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from memory.backends._cards_graph import ContextGraph, Node, subject_key
+from memory.backends._topics import terms
+from memory.lenient_json import MalformedJSON
+from memory.llm import LLMError
+
+if TYPE_CHECKING:
+    from memory.llm import LLM
+
+W_SHIFT, W_NECESSITY, W_UPLIFT, W_RISK, W_COST = 0.34, 0.26, 0.28, 0.22, 0.08
+COST_TOKENS = 1000  # tokens at which the token part of the cost reaches 1
+COST_RISK = 0.2  # share of the negative-transfer risk counted as cost
+LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)  # what a constrained judge may answer
+TYPE_PRIOR = {"fact": 0.15, "failure": 0.15, "summary": 0.1, "code": 0.1,
+              "symbol": 0.0, "file": 0.0}
+
+
+@dataclass
+class Judgment:
+    no_context_action: str
+    with_context_action: str
+    action_shift: float
+    necessity: float
+    expected_outcome_uplift: float
+    negative_transfer_risk: float
+    reason: str
+    confidence: float
+    scorer: str = "proxy"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A unit up for selection, with what retrieval thought of it."""
+
+    node: Node
+    similarity: float  # cosine of query and unit
+    lexical: float  # share of the query's terms in the unit
+    via: str = "search"  # search | neighbour | repo
+
+
+def cost_penalty(tokens: int, risk: float) -> float:
+    return min(1.0, tokens / COST_TOKENS + COST_RISK * risk)
+
+
+def utility(j: Judgment, tokens: int) -> float:
+    """The signed-weight aggregation of a judgment for a unit of ``tokens`` tokens."""
+    return (W_SHIFT * j.action_shift + W_NECESSITY * j.necessity
+            + W_UPLIFT * j.expected_outcome_uplift - W_RISK * j.negative_transfer_risk
+            - W_COST * cost_penalty(tokens, j.negative_transfer_risk))
+
+
+def _clamp(x: float) -> float:
+    return max(0.0, min(1.0, float(x)))
+
+
+def named_in(subject: str, query: str) -> bool:
+    """Whether the query names the subject (its last component, as a word)."""
+    key = subject_key(subject)
+    if not key:
+        return False
+    words = {subject_key(t) for t in terms(query)} | {w.lower() for w in query.split()}
+    return key in words or f"`{key}`" in query.lower()
+
+
+class Scorer(Protocol):
+    name: str
+
+    async def judge(self, query: str, candidates: list[Candidate]) -> list[Judgment]: ...
+
+
+class ProxyScorer:
+    """The judgment estimated from the graph and retrieval, without a model."""
+
+    name = "proxy"
+
+    def __init__(self, graph: ContextGraph) -> None:
+        self.graph = graph
+
+    def one(self, query: str, c: Candidate) -> Judgment:
+        node = c.node
+        relevance = _clamp(0.6 * max(c.similarity, 0.0) + 0.4 * c.lexical)
+        named = named_in(node.subject, query) if node.subject else False
+        prior = TYPE_PRIOR.get(node.type, 0.0)
+        if node.type == "fact":  # the current statement about the queried subject
+            necessity = 1.0 if named else relevance + prior
+        elif node.type in ("code", "failure"):
+            necessity = (0.8 if named else 0.0) + 0.5 * relevance
+        else:
+            necessity = (0.5 if named else 0.0) + 0.6 * relevance
+        new_terms = set(terms(node.content)) - set(terms(query))
+        novelty = min(1.0, len(new_terms) / 8)
+        shift = _clamp(0.5 * relevance + 0.3 * novelty + prior + (0.2 if named else 0.0))
+        stale = bool(node.stale)
+        risk = _clamp(0.1 * self.graph.conflict_degree(node.id) + (1 - node.confidence) * 0.5
+                      + (0.65 if stale else 0.0) + (0.15 if c.via == "neighbour" else 0.0))
+        necessity = _clamp(necessity)
+        uplift = _clamp(0.68 * necessity + 0.24 * shift - 0.45 * risk)
+        where = node.subject or (node.locations[0] if node.locations else "the repository")
+        return Judgment(
+            no_context_action=f"search the repository for what the query needs about {where}",
+            with_context_action=_with_action(node, where),
+            action_shift=round(shift, 6), necessity=round(necessity, 6),
+            expected_outcome_uplift=round(uplift, 6), negative_transfer_risk=round(risk, 6),
+            reason=("the current statement about a subject the query names" if named and
+                    node.type == "fact" else f"{node.type} related to the query"
+                    f" (similarity {c.similarity:.2f}, {c.via})"),
+            confidence=round(0.72 if max(shift, uplift, risk) >= 0.55 else 0.58, 2))
+
+    async def judge(self, query: str, candidates: list[Candidate]) -> list[Judgment]:
+        return [self.one(query, c) for c in candidates]
+
+
+def _with_action(node: Node, where: str) -> str:
+    if node.type == "fact":
+        return f"update {where} so that it follows the developer's statement"
+    if node.type == "code":
+        return f"use the latest version of {where} written in this session"
+    if node.type == "failure":
+        return f"check why {where} failed before changing it again"
+    if node.type == "summary":
+        return "use what an earlier session decided"
+    return f"read {where} before calling or changing it"
+
+
+JUDGE_PROMPT = """You decide which memory a coding assistant should see before it acts.
+Given the developer's request and one candidate memory, estimate whether showing the
+memory would change the assistant's next action and the outcome:
+- no_context_action / with_context_action: the likely first action without / with it.
+- action_shift: 0 no change of the next step, 1 a clearly different file, function or edit.
+- necessity: 0 optional background, 1 the request cannot be done right without it.
+- expected_outcome_uplift: 0 no gain, 1 much more likely to succeed.
+- negative_transfer_risk: 0 safe, 1 likely to mislead (outdated, conflicting, off-topic).
+- reason: a few words; confidence: how sure you are of this judgment.
+Answer with JSON only."""
+# {"no_context_action": str, "with_context_action": str, "action_shift": 0..1,
+#  "necessity": 0..1, "expected_outcome_uplift": 0..1, "negative_transfer_risk": 0..1,
+#  "reason": str, "confidence": 0..1}
+_NUMBERS = ("action_shift", "necessity", "expected_outcome_uplift", "negative_transfer_risk",
+            "confidence")
+_WORDS = "^[A-Za-z0-9_`'.,:;()/ -]*$"
+
+
+def judge_schema(constrained: bool) -> dict[str, Any]:
+    """The judgment schema; a constrained model picks each number among ``LEVELS`` and
+    writes short plain strings (a pattern, not a bounded length: faster grammars)."""
+    number: dict[str, Any] = ({"enum": list(LEVELS)} if constrained
+                              else {"type": "number", "minimum": 0, "maximum": 1})
+    text: dict[str, Any] = {"type": "string", "pattern": _WORDS} if constrained \
+        else {"type": "string"}
+    props = {"no_context_action": text, "with_context_action": text,
+             **{k: number for k in _NUMBERS[:4]}, "reason": text, "confidence": number}
+    return {"type": "object", "properties": props, "required": list(props),
+            "additionalProperties": False}
+
+
+class LLMScorer:
+    """CICL's LLM judge: one structured call per candidate (the best ``limit`` by the
+    proxy; the others keep the proxy's judgment)."""
+
+    name = "llm"
+
+    def __init__(self, graph: ContextGraph, llm: LLM, limit: int = 8) -> None:
+        self.proxy = ProxyScorer(graph)
+        self.llm = llm
+        self.limit = limit
+        self.fallbacks = 0  # judgments that did not parse and fell back to the proxy
+
+    async def judge(self, query: str, candidates: list[Candidate]) -> list[Judgment]:
+        proxy = [self.proxy.one(query, c) for c in candidates]
+        order = sorted(range(len(candidates)),
+                       key=lambda i: -utility(proxy[i], candidates[i].node.tokens))
+        schema = judge_schema(self.llm.constrained())
+        out = list(proxy)
+        for i in order[:self.limit]:
+            node = candidates[i].node
+            user = (f"Request: {query}\n\nCandidate memory ({node.type}, from {node.source}"
+                    f"{', about ' + node.subject if node.subject else ''}):\n"
+                    f"{node.content[:1500]}\nAnswer:")
+            try:
+                data = await self.llm.ask_json(JUDGE_PROMPT, user, schema, name="judgment",
+                                               max_tokens=200)
+                out[i] = self._parse(data)
+            except (MalformedJSON, LLMError, ValueError, TypeError):
+                self.fallbacks += 1
+        return out
+
+    @staticmethod
+    def _parse(data: Any) -> Judgment:
+        if not isinstance(data, dict):
+            raise MalformedJSON("judgment is not an object")
+        numbers = {k: _clamp(float(data[k])) for k in _NUMBERS}
+        return Judgment(str(data.get("no_context_action", "")),
+                        str(data.get("with_context_action", "")),
+                        numbers["action_shift"], numbers["necessity"],
+                        numbers["expected_outcome_uplift"], numbers["negative_transfer_risk"],
+                        str(data.get("reason", "")), numbers["confidence"], scorer="llm")

@@ -1,0 +1,220 @@
+"""``cards``: decision-aware memory cards over a context graph (CICL, for a coding chat).
+
+``observe`` grows an instance context graph (``_cards_graph``, built by
+``_cards_build``): the developer's facts with their subjects and repository
+locations, the symbols and files they are about, the code the assistant wrote and
+the failures seen in the chat, joined by containment, similarity, conflict
+(revisions: the earlier unit is superseded and never shown again), precondition and
+task edges.
+
+``context`` gathers candidates (lexical overlap, vector similarity, the top
+repository functions for the query, then one-hop neighbours of the best of them),
+scores each by CICL's decision utility (``_cards_score``: the ``proxy`` scorer by
+default, the ``llm`` judge as an option) and packs them as audited memory cards
+under the budget (``_cards_pack``: ``post``- or ``pre``-selection compression).
+
+Options (``BackendEnv.options``): ``cards_scorer`` (proxy | llm), ``cards_packing``
+(post | pre), ``cards_max`` (cards per query, 12). Units tied to a symbol go stale
+when a commit or the working tree changes that symbol (``_cards_stale``): their card
+says so and their negative-transfer risk rises. The graph lives in process and is
+rebuilt from the transcript on a switch or resume. This backend does its own
+repository retrieval, so it gets no generic top-10 functions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+
+from memory.backends._cards_build import GraphBuilder
+from memory.backends._cards_graph import ContextGraph, Node
+from memory.backends._cards_pack import PACKINGS, Packed, Unit, compile_card, pack
+from memory.backends._cards_score import (
+    Candidate,
+    LLMScorer,
+    ProxyScorer,
+    Scorer,
+    utility,
+)
+from memory.backends._cards_stale import StalenessWatch
+from memory.backends._journal import Journal
+from memory.backends._topics import terms
+from memory.backends.base import BackendEnv, Digest
+from memory.embed import cosine
+from memory.types import ContextPack, Section, Turn
+
+SCORERS = ("proxy", "llm")
+SEARCH_K = 16  # candidates by vector similarity, and as many by lexical overlap
+EXPAND_FROM = 6  # the best candidates whose neighbours join the candidates
+MAX_CARDS = 12
+
+
+def _option(env: BackendEnv, key: str, default: str, allowed: tuple[str, ...]) -> str:
+    value = str(env.options.get(key, default))
+    if value not in allowed:
+        raise ValueError(f"{key} must be one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+class CardsBackend:
+    name = "cards"
+
+    def __init__(self, env: BackendEnv) -> None:
+        self.env = env
+        self.graph = ContextGraph()
+        self.builder = GraphBuilder(env, self.graph)
+        self.packing = _option(env, "cards_packing", "post", PACKINGS)
+        scorer = _option(env, "cards_scorer", "proxy", SCORERS)
+        self.scorer: Scorer = (LLMScorer(self.graph, env.llm) if scorer == "llm"
+                               else ProxyScorer(self.graph))
+        self.max_cards = int(env.options.get("cards_max", MAX_CARDS))  # type: ignore[call-overload]
+        self.journal = Journal(self.name)
+        self.last_events: list[tuple[str, str]] = []
+        self.last_pack: Packed | None = None  # the cards of the last context (for people)
+        self.watch = StalenessWatch(env.repo.root) if env.repo is not None else None
+        self._digest = Digest()
+
+    # -- observe --------------------------------------------------------------------------
+    async def observe(self, turn: Turn) -> None:
+        first_edge = len(self.graph.edges)
+        stale = await asyncio.to_thread(self.watch.check, self.graph) if self.watch else []
+        for node in stale:
+            self.journal.op("STALE", node.id, node.stale)
+        report = await self.builder.add_turn(turn)
+        if self.watch is not None:
+            for node in report.added:
+                await asyncio.to_thread(self.watch.anchor, node)
+        await self._embed_missing()
+        if report.skipped:
+            self.journal.skip(report.skipped)
+        events: list[tuple[str, str]] = []
+        for node in report.added:
+            events.append(("ADD", node.id))
+            self.journal.op("ADD", node.id, f"{node.type}: {node.content[:200]}"
+                            + (f" [{node.subject}]" if node.subject else ""))
+        for new, old in report.superseded:
+            events.append(("SUPERSEDE", old.id))
+            self.journal.op("SUPERSEDE", old.id, f"{old.content[:200]} -> revised by {new.id}")
+        links = [f"{e.src} -{e.kind}-> {e.dst}" for e in self.graph.edges[first_edge:]]
+        if links:
+            self.journal.op("LINK", f"turn:{turn.index}", "; ".join(links))
+        self.last_events = events
+        self._digest.update(turn.index, *(f"{n.id}\0{n.content}\0{n.subject}"
+                                          for n in report.added),
+                            *(f"{new.id}>{old.id}" for new, old in report.superseded),
+                            *(f"stale:{n.id}:{n.stale}" for n in stale), len(self.graph.edges))
+
+    async def observe_many(self, turns: list[Turn]) -> None:
+        for turn in turns:
+            await self.observe(turn)
+
+    async def _embed_missing(self) -> None:
+        missing = [n for n in self.graph.nodes.values() if n.id not in self.graph.vectors]
+        if not missing:
+            return
+        vectors = await asyncio.to_thread(self.env.embedder.embed,
+                                          [n.content[:2000] for n in missing])
+        for node, vector in zip(missing, vectors, strict=True):
+            self.graph.vectors[node.id] = np.asarray(vector, dtype=np.float32)
+
+    def drain_records(self) -> list[dict[str, Any]]:
+        return self.journal.drain()
+
+    # -- candidates -----------------------------------------------------------------------
+    def _lexical(self, query: str, node: Node) -> float:
+        wanted = {t.lower() for t in terms(query)}
+        if not wanted:
+            return 0.0
+        have = {t.lower() for t in terms(f"{node.content} {node.subject}")}
+        return len(wanted & have) / len(wanted)
+
+    async def candidates(self, query: str) -> list[Candidate]:
+        """Lexical, vector and repository candidates, then one-hop neighbours; current
+        units only (no state changes)."""
+        vector = (await asyncio.to_thread(self.env.embedder.embed, [query]))[0]
+        current = [n for n in self.graph.current() if n.id in self.graph.vectors]
+        found: dict[str, Candidate] = {}
+        if current:
+            sims = cosine(vector, np.stack([self.graph.vectors[n.id] for n in current]))
+            lexical = [self._lexical(query, n) for n in current]
+            by_vector = np.argsort(-sims)[:SEARCH_K]
+            by_text = [i for i in np.argsort(-np.asarray(lexical))[:SEARCH_K] if lexical[i] > 0]
+            for i in [*by_vector, *by_text]:
+                node = current[int(i)]
+                found[node.id] = Candidate(node, float(sims[int(i)]), lexical[int(i)])
+        for candidate in await self._repo_candidates(query, vector):
+            found.setdefault(candidate.node.id, candidate)
+        seeds = sorted(found.values(), key=lambda c: -(c.similarity + c.lexical))[:EXPAND_FROM]
+        for seed in seeds:
+            for node in self.graph.neighbours(seed.node.id):
+                if node.id in found or node.id not in self.graph.vectors:
+                    continue
+                sim = float(cosine(vector, self.graph.vectors[node.id][None, :])[0])
+                found[node.id] = Candidate(node, sim, self._lexical(query, node), "neighbour")
+        return [c for c in found.values() if c.node.current]
+
+    async def _repo_candidates(self, query: str, vector: np.ndarray) -> list[Candidate]:
+        repo = self.env.repo
+        if repo is None or self.env.repo_k <= 0:
+            return []
+        hits = await asyncio.to_thread(repo.functions, query, self.env.repo_k)
+        fresh = [h.chunk for h in hits if f"sym:{h.chunk.location}" not in self.graph.nodes]
+        keys = await asyncio.to_thread(self.env.embedder.embed, [c.key for c in fresh]) \
+            if fresh else []
+        out: list[Candidate] = []
+        for chunk, key_vector in zip(fresh, keys, strict=True):
+            node = Node(f"sym:{chunk.location}", "symbol", "repo", chunk.code,
+                        self.env.count(chunk.code), subject=chunk.location,
+                        locations=[chunk.location])
+            sim = float(cosine(vector, np.asarray(key_vector)[None, :])[0])
+            out.append(Candidate(node, sim, self._lexical(query, node), "repo"))
+        for hit in hits:  # symbols already in the graph keep their node and edges
+            node = self.graph.nodes.get(f"sym:{hit.chunk.location}")
+            if node is not None and node.id in self.graph.vectors:
+                sim = float(cosine(vector, self.graph.vectors[node.id][None, :])[0])
+                out.append(Candidate(node, sim, self._lexical(query, node), "repo"))
+        return out
+
+    # -- context --------------------------------------------------------------------------
+    async def units(self, query: str) -> list[Unit]:
+        """Every current candidate with its judgment, utility and card."""
+        candidates = await self.candidates(query)
+        judgments = await self.scorer.judge(query, candidates)
+        units = []
+        for c, j in zip(candidates, judgments, strict=True):
+            score = utility(j, c.node.tokens)
+            card = compile_card(c.node, j, score, self.graph.revised(c.node.id))
+            units.append(Unit(c.node, j, score, card))
+        return units
+
+    async def context(self, query: str, *, budget: int) -> ContextPack:
+        units = await self.units(query)
+        budget = max(0, budget)
+        packed = pack(units, budget,
+                      self.env.count, mode=self.packing, max_units=self.max_cards)
+        self.last_pack = packed
+        sections = []
+        for card in packed.cards:
+            node = self.graph.nodes.get(card.node_id)
+            kind = "repo" if card.kind in ("symbol", "file") else "memory"
+            source = node.subject if kind == "repo" and node is not None else card.node_id
+            if kind == "repo" and node is None:
+                source = card.scope
+            sections.append(Section(kind, source, card.render(), card.tokens))
+        return ContextPack(query, sections, self.env.count(query))
+
+    # -- for people ---------------------------------------------------------------------
+    def memory_view(self) -> list[tuple[str, str]]:
+        last = {what: op for op, what in self.last_events}
+        rows = []
+        for node in self.graph.nodes.values():
+            state = "" if node.current else f" (superseded by {node.superseded_by})"
+            about = f" [{node.subject}]" if node.subject else ""
+            rows.append((f"{node.type}  {node.id}{about}: {node.content[:160]}{state}",
+                         "DELETE" if last.get(node.id) == "SUPERSEDE" else last.get(node.id, "")))
+        return rows
+
+    def state_digest(self) -> str:
+        return self._digest.value

@@ -1,0 +1,404 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memory.backends import BackendEnv, registry
+from memory.backends._cards_build import failures
+from memory.backends._cards_graph import ContextGraph, Node
+from memory.backends._cards_pack import ACTION_VERBS, Unit, audit, compile_card, pack
+from memory.backends._cards_score import (
+    Candidate,
+    Judgment,
+    LLMScorer,
+    ProxyScorer,
+    cost_penalty,
+    utility,
+)
+from memory.llm import LLM, LLMConfig
+from memory.repo import RepoIndex
+from memory.store import Store
+from memory.types import Turn
+from tests.conftest import DB, FORMS, make_repo
+
+
+def facts(*items):
+    return json.dumps({"facts": [{"text": t, "locations": list(loc)} for t, *loc in items]})
+
+
+@pytest.fixture
+def repo_index(tmp_path, embedder):
+    root = make_repo(tmp_path / "repo", {"app/forms.py": FORMS, "app/db.py": DB})
+    index = RepoIndex(root, Store(tmp_path / "data" / "index.lance"), embedder)
+    index.refresh()
+    return index
+
+
+@pytest.fixture
+def cards_env(tmp_path, embedder, repo_index, script):
+    def build(**options):
+        return BackendEnv(llm=LLM(LLMConfig(model="scripted/t")), embedder=embedder,
+                          repo=repo_index, data_dir=tmp_path / "home", session_id="s1",
+                          options=options)
+    return build
+
+
+CONNECT_5 = "The connect function in app/db.py must use a timeout of 5 seconds."
+CONNECT_10 = "Actually, the connect function must use a timeout of 10 seconds instead."
+FORMS_RULE = "validate_input must reject strings made only of spaces."
+
+
+async def conversation(backend, script):
+    script.push(facts((CONNECT_5, "app/db.py::connect")))
+    await backend.observe(Turn(0, CONNECT_5, "Noted."))
+    script.push(facts((FORMS_RULE, "app/forms.py::Form.validate_input")))
+    await backend.observe(Turn(1, FORMS_RULE, "```python\ndef validate_input(self, value):\n"
+                                             "    if not value.strip():\n"
+                                             "        raise ValueError('empty')\n"
+                                             "    return True\n```"))
+    script.push(facts((CONNECT_10, "app/db.py::connect")))
+    await backend.observe(Turn(2, CONNECT_10, "OK, 10 seconds."))
+
+
+async def test_a_revised_requirement_supersedes_the_old_one(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    await conversation(cards, script)
+    graph = cards.graph
+    old, new = graph.nodes["fact:0:0"], graph.nodes["fact:2:0"]
+    assert not old.current and old.superseded_by == new.id and new.current
+    assert [(e.src, e.dst) for e in graph.edges if e.kind == "conflict"] == [(new.id, old.id)]
+    assert old in graph.superseded() and old.content == CONNECT_5  # kept in history
+    assert graph.nodes["fact:1:0"].current  # another subject is untouched
+
+
+async def test_locations_resolve_and_code_blocks_become_nodes(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    await conversation(cards, script)
+    graph = cards.graph
+    fact = graph.nodes["fact:1:0"]
+    assert fact.subject == "app/forms.py::Form.validate_input"
+    assert "sym:app/forms.py::Form.validate_input" in graph.nodes
+    assert any(e.kind == "contains" and e.src == fact.id
+               and e.dst == "sym:app/forms.py::Form.validate_input" for e in graph.edges)
+    code = graph.nodes["code:1:0"]
+    assert code.type == "code" and code.subject == "validate_input"
+    assert code.locations == ["app/forms.py::Form.validate_input"]
+    assert any(e.kind == "task" and {e.src, e.dst} == {fact.id, code.id} for e in graph.edges)
+    assert graph.nodes["fact:0:0"].subject == "app/db.py::connect"
+
+
+async def test_a_location_outside_the_repository_is_not_kept(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    script.push(facts(("Keep ../../etc/passwd out of it.", "../../etc/passwd")))
+    await cards.observe(Turn(0, "Keep ../../etc/passwd out of it.", "ok"))
+    [fact] = cards.graph.of_type("fact")
+    assert fact.locations == []
+    assert not any(n.type in ("symbol", "file") for n in cards.graph.nodes.values())
+
+
+TRACEBACK = """It fails:
+Traceback (most recent call last):
+  File "app/db.py", line 6, in migrate
+    step(conn)
+  File "app/steps.py", line 3, in add_column
+    raise KeyError(name)
+KeyError: 'email'
+"""
+PYTEST_OUT = """FAILED tests/test_forms.py::test_blank - AssertionError: assert True is False
+1 failed, 3 passed"""
+
+
+def test_failures_are_found_in_tracebacks_and_pytest_output():
+    [tb] = failures(TRACEBACK)
+    assert tb.error == "KeyError: 'email'"
+    assert tb.frames[-1] == ("app/steps.py", 3, "add_column")
+    [test] = failures(PYTEST_OUT)
+    assert test.test == "tests/test_forms.py::test_blank"
+    assert test.error.startswith("AssertionError")
+    assert failures("all good, nothing failed here") == []
+
+
+async def test_failures_become_nodes_tied_to_their_symbol(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    script.push(facts())
+    await cards.observe(Turn(0, TRACEBACK, "The step is missing a guard."))
+    [failure] = cards.graph.of_type("failure")
+    assert "KeyError: 'email'" in failure.content and failure.source == "turn:0"
+    script.push(facts())
+    await cards.observe(Turn(1, "Traceback (most recent call last):\n"
+                                '  File "app/db.py", line 6, in migrate\n    step(conn)\n'
+                                "TypeError: 'NoneType' object is not callable", "ok"))
+    second = next(n for n in cards.graph.of_type("failure") if n.turn == 1)
+    assert second.subject == "app/db.py::migrate"
+    assert any(e.kind == "contains" and e.dst == "sym:app/db.py::migrate"
+               for e in cards.graph.edges_of(second.id))
+
+
+def judgment(shift, necessity, uplift, risk):
+    return Judgment("search", "update x", shift, necessity, uplift, risk, "r", 0.7)
+
+
+def test_signed_weight_aggregation_matches_hand_computed_values():
+    j = judgment(0.5, 1.0, 0.75, 0.25)
+    # cost = min(1, 200/1000 + 0.2*0.25) = 0.25
+    assert cost_penalty(200, 0.25) == pytest.approx(0.25)
+    expected = 0.34 * 0.5 + 0.26 * 1.0 + 0.28 * 0.75 - 0.22 * 0.25 - 0.08 * 0.25
+    assert expected == pytest.approx(0.565)
+    assert utility(j, 200) == pytest.approx(0.565)
+    # the cost saturates at 1: a huge unit loses exactly 0.08
+    assert utility(j, 50_000) == pytest.approx(0.34 * 0.5 + 0.26 + 0.28 * 0.75 - 0.055 - 0.08)
+    # ordering: necessity outweighs nothing; risk is subtracted
+    ranked = sorted([("risky", judgment(0.5, 1.0, 0.75, 1.0)), ("safe", j),
+                     ("idle", judgment(0.0, 0.0, 0.0, 0.0))],
+                    key=lambda p: -utility(p[1], 200))
+    assert [name for name, _ in ranked] == ["safe", "risky", "idle"]
+    assert utility(judgment(0.0, 0.0, 0.0, 0.0), 200) == pytest.approx(-0.016)
+
+
+async def test_proxy_puts_the_current_statement_about_the_subject_first(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    await conversation(cards, script)
+    units = await cards.units("Write the connect function with its timeout.")
+    ranked = sorted(units, key=lambda u: -u.utility)
+    ids = [u.node.id for u in ranked]
+    assert ids[0] == "fact:2:0"
+    assert "fact:0:0" not in ids  # superseded: never a candidate
+    top = ranked[0].judgment
+    assert top.necessity == 1.0 and top.scorer == "proxy"
+    assert ranked[0].utility == pytest.approx(utility(top, ranked[0].node.tokens))
+
+
+async def test_a_superseded_fact_never_reaches_a_card(cards_env, script):
+    for packing in ("post", "pre"):
+        cards = registry.create("cards", cards_env(cards_packing=packing))
+        await conversation(cards, script)
+        pack_ = await cards.context("connect timeout seconds", budget=4000)
+        text = "\n".join(s.text for s in pack_.sections)
+        assert "timeout of 10 seconds" in text
+        assert "timeout of 5 seconds" not in text
+        assert "revises turn 0" in text
+
+
+def test_a_superseded_node_handed_to_pack_is_dropped():
+    graph = ContextGraph()
+    old = graph.add(Node("fact:0:0", "fact", "turn:0", "use tabs", 3, subject="style"))
+    new = graph.add(Node("fact:1:0", "fact", "turn:1", "use spaces", 3, subject="style"))
+    graph.supersede(new, old, 0.9)
+    j = judgment(1.0, 1.0, 1.0, 0.0)
+    units = [Unit(n, j, 0.8, compile_card(n, j, 0.8, graph.revised(n.id)))
+             for n in (old, new)]
+    packed = pack(units, 1000, lambda t: len(t.split()))
+    assert [c.node_id for c in packed.cards] == ["fact:1:0"]
+    assert ("fact:0:0", "not shown: superseded") in packed.dropped
+
+
+async def test_every_card_passes_the_audit(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    await conversation(cards, script)
+    script.push(facts())
+    await cards.observe(Turn(3, TRACEBACK, "fixed"))
+    for query in ("connect timeout", "validate_input blank strings", "migrate failure"):
+        pack_ = await cards.context(query, budget=3000)
+        assert pack_.sections
+        for card in cards.last_pack.cards:
+            result = cards.last_pack.audits[card.node_id]
+            assert result.ok, (card, result)
+            assert any(v in card.action_hint.lower() for v in ACTION_VERBS)
+            assert result.ratio == pytest.approx(card.tokens / card.original_tokens, abs=1e-3)
+
+
+def test_the_audit_catches_missing_fields_placeholders_and_no_verb():
+    node = Node("fact:0:0", "fact", "turn:0", "use tabs", 3, subject="style",
+                origin_tokens=40)
+    card = compile_card(node, judgment(1, 1, 1, 0), 0.5, [])
+    card.tokens = 20
+    assert audit(card).ok and audit(card).compressed
+    card.scope = "TBD"
+    assert "scope is a placeholder" in audit(card).problems
+    card.scope, card.action_hint = "style", "the tabs"
+    assert "action hint has no action verb" in audit(card).problems
+    card.action_hint, card.trigger = "use tabs", ""
+    assert audit(card).problems == ("trigger missing",)
+
+
+@pytest.mark.parametrize("packing", ["post", "pre"])
+async def test_packing_respects_the_budget(cards_env, script, packing):
+    cards = registry.create("cards", cards_env(cards_packing=packing))
+    await conversation(cards, script)
+    count = cards.env.count
+    roomy = await cards.context("connect timeout and validate_input", budget=5000)
+    assert cards.last_pack.mode == packing
+    for budget in (5000, roomy.tokens, 400, 150, 60, 10, 0):
+        got = await cards.context("connect timeout and validate_input", budget=budget)
+        assert sum(s.tokens for s in got.sections) <= budget
+        assert all(s.tokens == count(s.text) for s in got.sections)
+    assert roomy.sections and roomy.of_kind("repo")  # repository code competes too
+
+
+async def test_pre_budget_compression_shrinks_cards_below_their_source(cards_env, script):
+    cards = registry.create("cards", cards_env(cards_packing="pre"))
+    talk = " ".join(["We talked with the database team this morning about slow starts,"
+                     " retries and what the ops people see in production."] * 6)
+    script.push(facts((CONNECT_5, "app/db.py::connect")))
+    await cards.observe(Turn(0, f"{talk} {CONNECT_5}", "Understood. " + talk))
+    await cards.context("connect timeout", budget=5000)
+    [card] = [c for c in cards.last_pack.cards if c.node_id == "fact:0:0"]
+    result = cards.last_pack.audits[card.node_id]
+    assert result.ok and result.compressed and result.ratio < 0.5
+    assert CONNECT_5 in card.render()
+    assert card.level in ("full", "short", "minimal")
+
+
+async def test_uncommitted_context_leaves_the_digest_and_graph_alone(cards_env, script):
+    cards = registry.create("cards", cards_env(cards_scorer="llm"))
+    await conversation(cards, script)
+    before, nodes, edges = cards.state_digest(), len(cards.graph.nodes), len(cards.graph.edges)
+    script.default = json.dumps({"no_context_action": "search", "with_context_action":
+                                 "update connect", "action_shift": 1, "necessity": 1,
+                                 "expected_outcome_uplift": 1, "negative_transfer_risk": 0,
+                                 "reason": "named", "confidence": 0.9})
+    await cards.context("connect timeout", budget=2000)
+    assert cards.state_digest() == before
+    assert (len(cards.graph.nodes), len(cards.graph.edges)) == (nodes, edges)
+
+
+async def test_llm_scorer_uses_the_judges_fields_and_falls_back_to_the_proxy(cards_env,
+                                                                             script):
+    cards = registry.create("cards", cards_env(cards_scorer="llm"))
+    await conversation(cards, script)
+    assert isinstance(cards.scorer, LLMScorer)
+    script.push(json.dumps({"no_context_action": "search", "with_context_action":
+                            "update connect to 10 s", "action_shift": 0.5, "necessity": 1.0,
+                            "expected_outcome_uplift": 0.75, "negative_transfer_risk": 0.25,
+                            "reason": "named", "confidence": 0.9}))
+    script.default = "no idea"
+    node = cards.graph.nodes["fact:2:0"]
+    other = cards.graph.nodes["fact:1:0"]
+    got = await cards.scorer.judge("connect timeout", [Candidate(node, 0.8, 1.0),
+                                                       Candidate(other, 0.1, 0.0)])
+    assert got[0].scorer == "llm" and got[0].with_context_action == "update connect to 10 s"
+    assert utility(got[0], 200) == pytest.approx(0.565)
+    assert got[1].scorer == "proxy" and cards.scorer.fallbacks == 1
+    assert got[1] == ProxyScorer(cards.graph).one("connect timeout", Candidate(other, 0.1, 0.0))
+
+
+async def test_a_failed_extraction_keeps_the_developers_sentences(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    script.default = "not json at all"
+    await cards.observe(Turn(0, "Use four spaces for indentation everywhere.", "ok"))
+    [fact] = cards.graph.of_type("fact")
+    assert fact.content == "Use four spaces for indentation everywhere."
+    assert fact.confidence < 0.9
+    [record] = [r for r in cards.drain_records() if r["op"] == "skipped"]
+    assert "kept 1 developer sentences" in record["text"]
+
+
+def test_the_judge_schemas_compile_to_a_grammar():
+    from llama_cpp import LlamaGrammar
+
+    from memory._schema import SchemaError, validate
+    from memory.backends._cards_score import judge_schema
+
+    schema = judge_schema(constrained=True)
+    good = {"no_context_action": "search the repo", "with_context_action": "update connect",
+            "action_shift": 0.5, "necessity": 1.0, "expected_outcome_uplift": 0.75,
+            "negative_transfer_risk": 0.0, "reason": "named in the request",
+            "confidence": 0.75}
+    validate(good, schema)
+    with pytest.raises(SchemaError):
+        validate({**good, "necessity": 0.3}, schema)  # not one of the levels
+    assert LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+
+
+REAL_TURNS = [
+    "The connect function in app/db.py must use a timeout of 5 seconds.",
+    "validate_input in app/forms.py must reject strings made only of spaces.",
+    "Actually, the connect function must use a timeout of 10 seconds instead.",
+    "render_form must escape HTML in field values.",
+]
+
+
+@pytest.mark.slow
+async def test_real_embedded_model_builds_a_graph_and_packs_cards(make_agent):
+    """SmolLM2 under the schema grammar extracts the facts; the proxy packs them."""
+    from memory.transcript import read_transcript
+
+    agent = make_agent("cards", model="local/smollm2", max_answer_tokens=24)
+    for query in REAL_TURNS:
+        result = await agent.ask(query)
+        assert result.ok, result.error
+    records = read_transcript(agent.transcript.path).of_type("memory")
+    print("memory ops:", [(r["op"], r["text"][:70]) for r in records])
+    assert [r for r in records if r["op"] in ("skipped", "error")] == []
+    stats = agent.llm.stats
+    assert stats.grammar == stats.calls >= len(REAL_TURNS) and stats.parsed == stats.calls
+    graph = agent.backend.graph
+    facts = graph.of_type("fact")
+    assert len(facts) >= 3, [f.content for f in facts]
+    assert any(f.locations for f in facts), [(f.content, f.locations) for f in facts]
+    pack = await agent.context("What timeout does connect use?")
+    cards = agent.backend.last_pack.cards
+    assert cards and all(agent.backend.last_pack.audits[c.node_id].ok for c in cards)
+    text = "\n".join(s.text for s in pack.sections)
+    if any(not f.current for f in facts):  # the revision was recognised
+        assert "timeout of 5 seconds" not in text
+
+
+def test_memories_command_lists_nodes_edges_and_superseded_facts(demo_repo, tmp_path, script,
+                                                                  monkeypatch, capsys):
+    import sys
+
+    from tui.cli import main
+
+    script.push("answer one", facts((CONNECT_5, "app/db.py::connect")),
+                "answer two", facts((CONNECT_10, "app/db.py::connect")))
+    monkeypatch.setattr(sys, "stdin", iter([f"{CONNECT_5}\n", f"{CONNECT_10}\n"]))
+    data = str(tmp_path / "data")
+    assert main(["chat", "--headless", "--repo", str(demo_repo), "--model", "scripted/t",
+                 "--backend", "cards", "--data-dir", data]) == 0
+    capsys.readouterr()
+    assert main(["memories", "--repo", str(demo_repo), "--backend", "cards",
+                 "--data-dir", data]) == 0
+    out = capsys.readouterr().out
+    current, superseded = out.split("superseded (history")
+    assert "1 superseded" in out and "fact:1:0" in current and CONNECT_10 in current
+    assert "fact:1:0 -conflict-> fact:0:0" in current
+    assert "fact:0:0 -contains-> sym:app/db.py::connect" in current
+    assert CONNECT_5 in superseded and "revised by fact:1:0" in superseded
+
+
+async def test_a_plain_word_naming_a_repository_function_is_the_subject(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    script.push(facts((CONNECT_5, "app/db.py::connect")), facts((CONNECT_10,)))
+    await cards.observe(Turn(0, CONNECT_5, "ok"))
+    await cards.observe(Turn(1, CONNECT_10, "ok"))  # no location given by the extractor
+    new = cards.graph.nodes["fact:1:0"]
+    assert new.subject == "app/db.py::connect" and new.locations == ["app/db.py::connect"]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == new.id
+
+
+async def test_a_commit_changing_the_function_marks_its_fact_stale(cards_env, script,
+                                                                   repo_index):
+    from tests.conftest import git
+
+    cards = registry.create("cards", cards_env())
+    script.push(facts((CONNECT_5, "app/db.py::connect")),
+                facts(("migrate must stop at the first failure.", "app/db.py::migrate")))
+    await cards.observe(Turn(0, CONNECT_5, "ok"))
+    await cards.observe(Turn(1, "migrate must stop at the first failure.", "ok"))
+    root = repo_index.root
+    db = (root / "app/db.py").read_text()
+    (root / "app/db.py").write_text(db.replace("return (url, timeout)",
+                                               "return (url, timeout * 2)"))
+    git(root, "commit", "-qam", "connect doubles the timeout")
+    sha = git(root, "rev-parse", "HEAD").strip()
+    script.push(facts())
+    await cards.observe(Turn(2, "thanks", "ok"))
+    connect, migrate = cards.graph.nodes["fact:0:0"], cards.graph.nodes["fact:1:0"]
+    assert connect.stale == f"app/db.py::connect changed in {sha[:8]}"
+    assert migrate.stale == ""  # same file, another function: re-validated
+    assert any(r["op"] == "STALE" and r["id"] == "fact:0:0" for r in cards.drain_records())
+    await cards.context("connect timeout", budget=3000)
+    [card] = [c for c in cards.last_pack.cards if c.node_id == "fact:0:0"]
+    assert "STALE: app/db.py::connect changed in" in card.render()
