@@ -100,6 +100,7 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
         self.home: Path | None = None
         self.session_id = ""
         self.ab_pending: tuple[str, str] | None = None
+        self.submissions = 0  # prompts handled so far (a driver waits on it)
         self._ab_state: tuple[list[Any], list[Any]] | None = None
         self.operation = ""  # the slow operation under way ("" when idle)
         self._operation_worker: Worker[Any] | None = None  # what Esc cancels
@@ -235,6 +236,12 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
 
     @on(PromptArea.Submitted)
     async def _submitted(self, event: PromptArea.Submitted) -> None:
+        try:
+            await self._take(event)
+        finally:
+            self.submissions += 1
+
+    async def _take(self, event: PromptArea.Submitted) -> None:
         if event.text.startswith("/"):
             await self.run_slash(event.text)  # quick; a slow command starts a worker
             return

@@ -27,9 +27,13 @@ async def send(pilot, text: str) -> None:
     prompt = pilot.app.query_one("#prompt")
     prompt.load_text(text)
     prompt.focus()
+    taken = pilot.app.submissions
     await pilot.press("enter")
-    await pilot.pause()
+    # the prompt's message reaches the app through queues: a worker it starts does
+    # not exist before the app has handled it, so wait for that first
+    await until(pilot, lambda: pilot.app.submissions > taken, seconds=30)
     await pilot.app.workers.wait_for_complete()
+    await until(pilot, lambda: not pilot.app.operation, seconds=60)
     await pilot.pause(0.2)
 
 
