@@ -26,6 +26,7 @@ BUILTINS: dict[str, str] = {
     "mask": "memory.backends.mask:MaskBackend",
     "amem": "memory.backends.amem:AMemBackend",
     "ldagent": "memory.backends.ldagent:LDAgentBackend",
+    "memgpt": "memory.backends.memgpt:MemGPTBackend",
 }
 
 
