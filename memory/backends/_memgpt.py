@@ -130,24 +130,28 @@ class Functions:
         labels = {"type": "string", "enum": list(self.core.blocks)}
         page: dict[str, Any] = ({"type": "integer", "enum": list(range(MAX_PAGES))}
                                 if self.constrained else {"type": "integer", "minimum": 0})
-        content, query = self._text(said), self._text(words)
         lines = [line for text in self.core.blocks.values() for line in text.splitlines()
                  if line.strip()]
+        stored = {text for text, _ in self.inserted}
+        # a constrained model is offered what its memory does not hold yet
+        content, query = self._text(said), self._text(words)
+        append = self._text([s for s in said if s not in lines])
+        insert = self._text([s for s in said if s not in stored])
         old = self._text(lines)
         tools = []
-        if content is not None:
+        if append is not None:
             tools.append(Tool("core_memory_append", "add a line to a core memory block "
                               f"({'; '.join(f'{b}: {p}' for b, p in BLOCK_PURPOSE.items())}).",
-                              {"label": labels, "content": content}))
+                              {"label": labels, "content": append}))
         if content is not None and old is not None:
             tools.append(Tool("core_memory_replace", "replace old_content in a core memory "
                               "block by new_content (an empty new_content deletes it).",
                               {"label": labels, "old_content": old,
                                "new_content": ({"type": "string", "enum": [*said, ""]}
                                                if self.constrained else {"type": "string"})}))
-        if content is not None:
+        if insert is not None:
             tools.append(Tool("archival_memory_insert", "store a passage in archival memory "
-                              "(unlimited, searched by meaning).", {"content": content}))
+                              "(unlimited, searched by meaning).", {"content": insert}))
         if query is not None:
             tools.append(Tool("archival_memory_search", "search archival memory by meaning; "
                               f"{PAGE_SIZE} results a page, page 0 first.",

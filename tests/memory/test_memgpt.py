@@ -207,6 +207,8 @@ def test_constrained_tools_offer_only_what_the_query_and_blocks_hold(embedder, t
     assert tools["core_memory_replace"].parameters["old_content"]["enum"] == [
         "parse_date returns UTC."]
     assert "connect" in tools["conversation_search"].parameters["query"]["enum"]
+    box = Functions(core, [], mg.archival, mg._embed, "parse_date returns UTC.", True)
+    assert "core_memory_append" not in [t.name for t in box.tools()]  # already in a block
 
 
 @pytest.mark.slow
