@@ -232,7 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     memories = sub.add_parser("memories", help="list a memory backend's memories and history")
     memories.add_argument("--repo", default=".")
-    memories.add_argument("--backend", default="mem0", help="mem0, mem0r or codemem")
+    memories.add_argument("--backend", default="mem0",
+                          help="mem0, mem0r, codemem, compact, amem, ldagent or memgpt")
     memories.add_argument("--session", default=None,
                           help="session id (default: the latest session of the repository)")
     memories.add_argument("--shared-memory", action="store_true",
