@@ -11,6 +11,7 @@ from typing import Any
 from memory.backends import Backend, BackendEnv, Registry, registry
 from memory.llm import LLM, LLMError
 from memory.steering import Steering, edit, forget, replay_op, segments
+from memory.toolloop import MAX_STEPS, run_tools
 from memory.transcript import TranscriptWriter
 from memory.types import ContextPack, Section, Turn
 
@@ -30,6 +31,7 @@ Progress = Callable[[int, int], None]
 class AgentConfig:
     max_answer_tokens: int = 512
     system_prompt: str = SYSTEM_PROMPT
+    max_tool_steps: int = MAX_STEPS  # model steps of a backend's tool loop per answer
 
 
 class Agent:
@@ -105,6 +107,7 @@ class Agent:
             pack = await self._pack(backend, query)
             self.last_pack = pack
             turn.context = pack.summary()
+            await self._use_tools(backend, turn, pack)
             turn.assistant = await self.llm.stream(
                 pack.to_messages(), purpose="answer", on_token=on_token,
                 max_tokens=self.config.max_answer_tokens,
@@ -119,6 +122,17 @@ class Agent:
         turn.latency_ms = int((turn.finished - started) * 1000)
         turn.usage = self.llm.ledger.since(before)
         return turn
+
+    async def _use_tools(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
+        """Run the tool loop of a backend that offers functions (``toolbox(query)``): the
+        calls and their results join ``pack`` and are noted in ``turn.meta["tools"]``."""
+        toolbox = getattr(backend, "toolbox", None)
+        if toolbox is None:
+            return
+        outcome = await run_tools(self.llm, toolbox(turn.user), pack,
+                                  self.config.max_tool_steps)
+        turn.meta["tools"] = outcome.meta()
+        turn.context = pack.summary()
 
     async def _review(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
         """Let a backend that checks answers (``review``) ask for one regeneration.

@@ -14,7 +14,7 @@ from memory.store import Store
 from memory.transcript import latest_session, read_transcript, sessions_dir
 
 MEMORY_BACKENDS = ("mem0", "mem0r")
-REBUILT_BACKENDS = ("codemem", "cards")  # no store of their own: rebuilt from the transcript
+REBUILT_BACKENDS = ("codemem", "cards", "compact", "amem", "ldagent", "memgpt")
 
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -47,8 +47,18 @@ def list_memories(repo: Path, backend: str, *, session: str | None = None,
     home = repo_home(_git.toplevel(repo), data_dir)
     if backend == "cards":
         return list_cards(_session_path(home, session))
-    if backend in REBUILT_BACKENDS:
+    if backend == "codemem":
         return list_codemem(_session_path(home, session))
+    if backend in REBUILT_BACKENDS:
+        from memory._rebuilt import list_rebuilt
+
+        path = _session_path(home, session)
+        listing = list_rebuilt(path, backend)
+        if listing is None:
+            raise MemoryListingError(
+                f"{path.name}: {backend} never ran in this session (switch to it with "
+                f"/backend {backend}, or replay the session with --backends {backend})")
+        return listing
     scope = scope_for(home, backend, session, shared)
     store = MemoryStore(Store(home / "index.lance"), scope, dim)
     lines = [f"{scope}: {len(store)} memories"]

@@ -30,6 +30,7 @@ class SessionOptions:
     record: bool = True
     shared_memory: bool = False  # memory backends: one store per repository, not per session
     preload: bool = False  # start loading an embedded model at once (an answer is coming)
+    backend_options: tuple[tuple[str, object], ...] = ()  # hyperparameters (backends/options)
 
 
 @dataclass
@@ -66,7 +67,8 @@ def open_session(options: SessionOptions, progress: Progress | None = None) -> S
     llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens))
     env = BackendEnv(llm=llm, embedder=index.embedder, repo=index,
                      data_dir=home, session_id=session_id,
-                     options={"shared_memory": options.shared_memory})
+                     options={"shared_memory": options.shared_memory,
+                              **dict(options.backend_options)})
     path = sessions_dir(home) / f"{session_id}.jsonl" if options.record else None
     transcript = TranscriptWriter(path) if path is not None else None
     agent = Agent(registry.create(options.backend, env), llm, env, transcript,

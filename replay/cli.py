@@ -64,10 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="code taken from an iterative answer: engram (every fenced "
                              "block) or codeif (the benchmark's: first ```python block, "
                              "indented docstrings and blank lines stripped)")
+    parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
+                        help="a backend hyperparameter, repeatable (e.g. compact_turns=6; "
+                             "`engram backends` lists them)")
     return parser
 
 
 def _config(args: argparse.Namespace) -> Any:
+    from memory.backends import registry
+    from memory.backends.options import parse_options
     from memory.llm import default_model
     from replay._codeif import IterativeOptions
     from replay.judge import THRESHOLD
@@ -90,6 +95,7 @@ def _config(args: argparse.Namespace) -> Any:
         reference_queries=args.reference_queries,
         judge_model=args.judge_model or (args.model or default_model()
                                          if args.judge == "llm" else None),
+        backend_options=parse_options(args.backend_opt, registry.names()),
     )
 
 
@@ -97,13 +103,18 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from memory.backends.options import BackendOptionError
     from memory.llm import LLMError, check_model
     from replay.report import summarize, table, write_results
     from replay.runner import Replay, ReplayError
     from replay.sources import SourceError, load_source
 
     console = Console(stderr=True)
-    config = _config(args)
+    try:
+        config = _config(args)
+    except BackendOptionError as exc:
+        console.print(f"engram replay: {exc}")
+        return EXIT_USAGE
     try:
         for model in {config.model, config.user_model, config.judge_model} - {None}:
             check_model(model)  # type: ignore[arg-type]

@@ -66,6 +66,7 @@ class ReplayConfig:
     limits: Limits = field(default_factory=lambda: Limits(timeout=60.0))
     iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
     iterative: IterativeOptions = field(default_factory=IterativeOptions)  # mode, code prep
+    backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
 
 
 def source_id(source: Source) -> str:
@@ -159,7 +160,8 @@ class Replay:
         llm = LLM(LLMConfig(model=self.config.model))
         pair = f"{source_id(source)}__{name}"
         env = BackendEnv(llm=llm, embedder=self.embedder, repo=repo,
-                         data_dir=self.work / "homes" / pair, session_id=pair)
+                         data_dir=self.work / "homes" / pair, session_id=pair,
+                         options=dict(self.config.backend_options))
         if name == "oracle":
             if not isinstance(source, Outline):
                 raise ReplayError("the oracle backend needs an outline source")

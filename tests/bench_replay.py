@@ -6,8 +6,9 @@
    scripted model (tests/replay/reader.py: it can say only what its prompt holds), all
    registered backends + oracle: per backend and per subset, recall of true items and
    stale share in the task-time ContextPack (↑ / ↓), compression = full's prompt tokens /
-   the backend's (↑, "5.7×"), pass@1 and normalized pass@1 in % (↑), and the judge's
-   accuracy on the demo's truth/distractor pairs.
+   the backend's (↑, "5.7×"), pass@1 and normalized pass@1 in % (↑), memory LLM calls
+   per conversation turn (task queries' calls included), and the judge's accuracy on the
+   demo's truth/distractor pairs.
 2. Wall time of one long template replay across the same backends (0 turns: skipped).
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.backends import registry
+from memory.backends.options import parse_options
 from memory.embed import get_embedder
 from replay.cli import DEMO
 from replay.outline import Outline, load_outlines, parse_outline, validate_rules
@@ -34,12 +36,14 @@ from tests.replay.reader import ContextReader
 COLUMNS = (("recall ↑", "recall"), ("stale ↓", "stale"), ("compr. ↑", "compression"),
            ("pass@1 ↑", "pass@1"), ("norm.pass@1 ↑", "normalized_pass@1"),
            ("extract F1 ↑", "extract_f1"), ("prompt tok ↓", "prompt_tokens"),
-           ("errors", "errors"))
+           ("mem calls/turn", "memory_calls"), ("errors", "errors"))
 
 
-def run(backends: list[str], outlines: list[Outline], out: Path) -> tuple[list[dict], float]:
+def run(backends: list[str], outlines: list[Outline], out: Path,
+        options: dict[str, object] | None = None) -> tuple[list[dict], float]:
     config = ReplayConfig(backends=backends, model="scripted/bench", out=out,
-                          repo=DEMO / "inventory", max_tokens=128)
+                          repo=DEMO / "inventory", max_tokens=128,
+                          backend_options=dict(options or {}))
     replay = Replay(config, embedder=get_embedder())
     start = time.perf_counter()
     try:
@@ -95,17 +99,27 @@ def main() -> None:
     parser.add_argument("--outlines", type=int, default=None, help="first N (default: all)")
     parser.add_argument("--backends", default=None, help="default: all registered + oracle")
     parser.add_argument("--long-turns", type=int, default=0)
+    parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
+                        help="backend hyperparameters, as engram replay's")
     args = parser.parse_args()
+    options = parse_options(args.backend_opt, registry.names())
     names = (args.backends.split(",") if args.backends else [*registry.names(), "oracle"])
     outlines = load_outlines(DEMO / "outlines")[: args.outlines]
     reader = ContextReader(outlines, DEMO / "inventory")
     _register_scripted()
     SCRIPT.default, SCRIPT.count_prompt = reader, True
     with tempfile.TemporaryDirectory() as tmp:
-        pairs, wall = run(names, outlines, Path(tmp) / "demo")
+        pairs, wall = run(names, outlines, Path(tmp) / "demo", options)
         summary = summarize(pairs)
+        for name, row in summary["backends"].items():  # memory LLM calls per committed turn
+            mine = [p for p in pairs if p["backend"] == name]
+            turns = sum(int(p.get("turns") or 0) for p in mine)
+            calls = sum(int((p.get("usage") or {}).get("memory", {}).get("calls") or 0)
+                        for p in mine)
+            row["memory_calls"] = round(calls / turns, 2) if turns else None
         print(f"demo benchmark: {len(outlines)} outlines x {len(names)} backends, {wall:.1f} s "
-              "(template user, context-reading scripted model)")
+              "(template user, context-reading scripted model)"
+              + (f"; options {options}" if options else ""))
         print_rows("all outlines", summary["backends"], names)
         for subset, rows in summary["by_subset"].items():
             print_rows(f"\n{subset}", rows, names)
@@ -119,7 +133,7 @@ def main() -> None:
         if args.long_turns:
             long = padded(outlines[0], args.long_turns)
             turns = len(long.queries())
-            _, wall = run(names, [long], Path(tmp) / "long")
+            _, wall = run(names, [long], Path(tmp) / "long", options)
             print(f"{turns}-turn template replay across {len(names)} backends: {wall:.1f} s")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +75,7 @@ class AppOptions:
     continue_last: bool = False
     pick_session: bool = False
     max_tokens: int = 512
+    backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
 
 
 class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):

@@ -51,7 +51,8 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
 
     options = SessionOptions(repo=Path(args.repo), backend=args.backend, model=args.model,
                              data_dir=args.data_dir, max_tokens=args.max_tokens, record=record,
-                             shared_memory=args.shared_memory, preload=True)
+                             shared_memory=args.shared_memory, preload=True,
+                             backend_options=tuple(_backend_options(args).items()))
     try:
         with _progress(console, "indexing") as progress:
             session = open_session(options, progress)
@@ -59,6 +60,23 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
         raise CLIError(str(exc)) from exc
     console.print(f"[dim]index: {session.report.summary()}[/dim]")
     return session
+
+
+def _backend_options(args: argparse.Namespace) -> dict[str, object]:
+    """``--backend-opt key=value`` pairs, checked (CLIError names the known keys)."""
+    from memory.backends import registry
+    from memory.backends.options import BackendOptionError, parse_options
+
+    try:
+        return parse_options(args.backend_opt or [], registry.names())
+    except BackendOptionError as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def backend_opt_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
+                        help="a backend hyperparameter, repeatable (e.g. compact_turns=6, "
+                             "memgpt_window=2000; `engram backends` lists them)")
 
 
 async def _answer(session: Any, query: str, out: TextIO) -> bool:
@@ -88,7 +106,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if not args.headless:
         return run_app([args.repo, "--backend", args.backend, "--max-tokens",
                         str(args.max_tokens)] + (["--model", args.model] if args.model else [])
-                       + (["--data-dir", str(args.data_dir)] if args.data_dir else []))
+                       + (["--data-dir", str(args.data_dir)] if args.data_dir else [])
+                       + [f"--backend-opt={pair}" for pair in args.backend_opt])
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -136,9 +155,11 @@ def cmd_memories(args: argparse.Namespace) -> int:
 
 def cmd_backends(args: argparse.Namespace) -> int:
     from memory.backends import registry
+    from memory.backends.options import describe
 
     for name, spec in registry.specs().items():
         print(f"{name:12} {spec.target}  ({spec.origin})")
+    print(f"options (--backend-opt KEY=VALUE):\n{describe()}")
     return 0
 
 
@@ -191,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
         p.add_argument("--shared-memory", action="store_true",
                        help="memory backends keep one store per repository, shared by sessions")
+        backend_opt_argument(p)
 
     ask = sub.add_parser("ask", help="answer one question about the repository")
     ask.add_argument("question")
@@ -210,7 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     memories = sub.add_parser("memories", help="list a memory backend's memories and history")
     memories.add_argument("--repo", default=".")
-    memories.add_argument("--backend", default="mem0", help="mem0, mem0r, codemem or cards")
+    memories.add_argument("--backend", default="mem0",
+                          help="mem0, mem0r, codemem, cards, compact, amem, ldagent or memgpt")
     memories.add_argument("--session", default=None,
                           help="session id (default: the latest session of the repository)")
     memories.add_argument("--shared-memory", action="store_true",
@@ -240,6 +263,7 @@ def app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default=None, help="any litellm model string")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+    backend_opt_argument(parser)
     return parser
 
 
@@ -273,6 +297,7 @@ def run_app(argv: list[str]) -> int:
     args = app_parser().parse_args(argv)
     try:
         _preflight(Path(args.path), args.data_dir, args.backend)
+        backend_options = _backend_options(args)
     except CLIError as exc:
         print(f"engram: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -280,7 +305,8 @@ def run_app(argv: list[str]) -> int:
 
     options = AppOptions(repo=Path(args.path), backend=args.backend, model=args.model,
                          data_dir=args.data_dir, continue_last=args.continue_last,
-                         pick_session=args.resume, max_tokens=args.max_tokens)
+                         pick_session=args.resume, max_tokens=args.max_tokens,
+                         backend_options=backend_options)
     EngramApp(options).run()
     return 0
 

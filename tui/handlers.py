@@ -104,6 +104,41 @@ class SlashHandlers:
         self.query_one(StatusBar).model = llm.model
         self.notify(f"model {llm.model}")
 
+    async def slash_compact(self: EngramApp, args: list[str]) -> None:
+        self._need_agent()
+        backend = self.agent.backend
+        if not callable(getattr(backend, "compact", None)):
+            raise SlashError(f"the {backend.name} backend cannot compact; /compact works with "
+                             "the compact backend (/backend compact)")
+        self._need_idle()
+        self.force_compaction(args[0] if args else "")
+
+    @work(exclusive=True, group="switch", exit_on_error=False)
+    async def force_compaction(self: EngramApp, guidance: str) -> None:
+        """Fold every turn but the newest into the compact backend's summary now."""
+        backend = self.agent.backend
+        with self.operation_shown("compacting the conversation"):
+            try:
+                changed = await self.engine.run(backend.compact(guidance))
+            except asyncio.CancelledError:
+                self.notify("compaction cancelled; the turns are kept", severity="warning")
+                raise
+        skipped = []
+        for record in backend.drain_records():
+            self.agent.record(record)
+            if record.get("op") in ("skipped", "error"):
+                skipped.append(record)
+                self.agent.memory_issues.append({**record, "turn": len(self.agent.turns) - 1})
+        if changed:
+            self.notify(f"compacted: the summary now stands for turns "
+                        f"{backend.summarized[0]}-{backend.summarized[-1]} (F2 shows it)")
+        elif skipped:
+            self.notify(str(skipped[0].get("text", "")), title="compaction skipped",
+                        severity="warning")
+        else:
+            self.notify("nothing to compact: only the first and the latest turn are left")
+        self.report_memory_issues()
+
     # -- quick commands ----------------------------------------------------------------
     async def slash_ab(self: EngramApp, args: list[str]) -> None:
         self._need_agent()

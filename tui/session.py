@@ -56,7 +56,8 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
     await asyncio.to_thread(check_model, model)
     llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens))
     env = BackendEnv(llm=llm, embedder=LazyEmbedder(), repo=None, data_dir=home,
-                     session_id=session_id)
+                     session_id=session_id,
+                     options=dict(getattr(options, "backend_options", {}) or {}))
     path = transcript or sessions_dir(home) / f"{session_id}.jsonl"
     agent = Agent(registry.create(backend, env), llm, env, TranscriptWriter(path),
                   config=AgentConfig(max_answer_tokens=options.max_tokens))

@@ -17,6 +17,8 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("backend", "NAME", "switch the memory backend; the conversation stays"),
     SlashCommand("ab", "A B", "answer the next query with two backends side by side"),
     SlashCommand("model", "NAME", "switch the model (any litellm model string)"),
+    SlashCommand("compact", "[GUIDANCE]",
+                 "summarise the older turns now (compact backend), following GUIDANCE"),
     SlashCommand("theme", "NAME", "switch the theme (engram-dark, engram-light)"),
     SlashCommand("inspector", "", "show or hide the context inspector"),
     SlashCommand("sessions", "", "pick a recorded session to resume"),
@@ -24,6 +26,9 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("help", "", "keys and commands"),
     SlashCommand("quit", "", "leave engram"),
 )
+
+
+FREE_TEXT = frozenset({"compact"})  # commands whose argument is the rest of the line, as typed
 
 
 class SlashError(ValueError):
@@ -34,6 +39,9 @@ def parse(text: str) -> tuple[str, list[str]] | None:
     """``("backend", ["rag"])`` for ``/backend rag``; None if ``text`` is not a command."""
     if not text.startswith("/"):
         return None
+    head, _, rest = text[1:].strip().partition(" ")
+    if head.lower() in FREE_TEXT:
+        return head.lower(), [rest.strip()] if rest.strip() else []
     try:
         words = shlex.split(text[1:])
     except ValueError as exc:

@@ -27,6 +27,7 @@ BUILTINS: dict[str, str] = {
     "amem": "memory.backends.amem:AMemBackend",
     "ldagent": "memory.backends.ldagent:LDAgentBackend",
     "cards": "memory.backends.cards:CardsBackend",
+    "memgpt": "memory.backends.memgpt:MemGPTBackend",
 }
 
 

@@ -125,10 +125,10 @@ async def test_real_embedded_model_compacts(make_agent):
     assert pack.of_kind("memory")
 
 
-@pytest.mark.parametrize("name", ["compact", "mask", "amem", "ldagent"])
+@pytest.mark.parametrize("name", ["compact", "mask", "amem", "ldagent", "memgpt"])
 async def test_a_switch_catches_up_as_if_observed_turn_by_turn(make_agent, script, name):
     agent = make_agent("full")
-    agent.env.options.update(compact_turns=2, ldagent_session_turns=2)
+    agent.env.options.update(compact_turns=2, ldagent_session_turns=2, memgpt_window=900)
     for q in ["parse_date must return UTC.", "connect needs a timeout.",
               "render_form escapes HTML.", "migrate stops at the first failure."]:
         assert (await agent.ask(q)).ok

@@ -11,9 +11,12 @@ information flow through the context the backend built:
   when the prompt holds at least half of the sample's true items AND, for every unit
   that was revised, the true statement is the last one said; else a stub that fails
   its tests;
-- memory prompts (Mem0's and Mem0^R's extraction and update, CodeMem's judge and notes):
-  literal, from the exchange in the prompt (every prose line of the developer's message
-  is a fact, every fact is ADDed; CodeMem keeps its context);
+- memory prompts (Mem0's and Mem0^R's extraction and update, CodeMem's judge and notes,
+  the summaries of compact, MemGPT and LD-Agent, A-MEM's notes): literal, from the
+  exchange in the prompt (every prose line of the developer's message is a fact, every
+  fact is ADDed or summarised verbatim; CodeMem keeps its context; A-MEM never evolves);
+- MemGPT's tool steps: each statement of the developer's message inserted into archival
+  memory; at a task query, archival memory searched for the function asked about;
 - anything else: "Noted.".
 """
 
@@ -33,6 +36,9 @@ MARKER = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 OPENER = re.compile(r"^(?:Next|Another thing|Now|Also|Moving on|To recap|Recap|"
                     r"Quick recap before we go on)[:,]\s*", re.I)
 NAMED = re.compile(r"`([A-Za-z_][\w.]*)`")
+DEVELOPER = re.compile(r"^(?:\[turn \d+\]\s)?[Dd]eveloper: (.*?)"
+                       r"(?=\n(?:\[turn \d+\]\s)?[Aa]ssistant: |\n\[turn |\n\n|\Z)", re.M | re.S)
+STEP = "Before you answer, you may call one of your memory functions"  # memory/toolloop.py
 
 
 def norm(text: str) -> str:
@@ -59,6 +65,10 @@ class ContextReader:
         self.outlines = outlines
         self.repo = repo
         self.decisions: list[tuple[str, str]] = []  # (sample namespace, "code" | "stub")
+        # task queries -> the function they ask about (memgpt searches its memory for it)
+        self.asked = {text: s.function.split(".")[-1] for o in outlines for s in o.samples
+                      for text in (o.tasks.extract.get(s.id), o.tasks.generate.get(s.id))
+                      if text}
 
     def __call__(self, messages: list[dict[str, Any]]) -> str:
         system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
@@ -136,7 +146,56 @@ class ContextReader:
             return '{"decision": "KEEP", "targets": []}'
         if system.startswith(("You help a coding assistant", "You keep the change log")):
             return "One sentence about the change."
+        return self.baseline_reply(system, last)
+
+    # -- the baselines' memory prompts (compact, amem, ldagent, memgpt): literal too ----------
+    def baseline_reply(self, system: str, last: str) -> str | None:
+        said = DEVELOPER.findall(last)
+        facts = [f for line in said for f in prose_lines(line) if 12 < len(f) <= 300]
+        previous = last.split("Previous summary:\n", 1)[-1].split("\n\n", 1)[0]
+        kept = [line for line in previous.splitlines() if line and line != "(none yet)"]
+        if system.startswith("You maintain the running summary"):  # compact
+            return "\n".join([*kept, *(f"- {f}" for f in facts)])
+        if system.startswith("You keep the recursive summary"):  # memgpt
+            return json.dumps({"summary": "\n".join([*kept, *(f"- {f}" for f in facts)])})
+        if system.startswith("You summarise a finished session"):  # ldagent
+            return json.dumps({"summary": " ".join(facts) or "Small talk."})
+        if system.startswith("You extract personas"):
+            return json.dumps({"developer": [], "assistant": []})
+        if system.startswith("You index the notes"):  # amem
+            named = NAMED.findall(last)
+            return json.dumps({"keywords": named[:6] or ["conversation"],
+                               "context": facts[0] if facts else "General", "tags": []})
+        if system.startswith("You organise a coding assistant's memory notes"):
+            shown = len(re.findall(r"^\[\d+\] ", last, re.M))  # neighbours, unchanged
+            return json.dumps({"should_evolve": False, "actions": [], "suggested_connections": [],
+                               "tags_to_update": [], "new_context_neighborhood": [""] * shown,
+                               "new_tags_neighborhood": [[]] * shown})
+        if STEP in system:
+            return self.memgpt_step(system, last)
         return None
+
+    def memgpt_step(self, system: str, last: str) -> str:
+        """Insert each statement of the developer's message into archival memory; at a
+        task query, search archival memory for the function asked about (3 pages)."""
+        calls = [json.loads(a) for a in re.findall(r"^Function call \w+\((\{.*?\})\)", system,
+                                                   re.M)]
+        name = self.asked.get(last)
+        if name is not None:
+            pages = [c["page"] for c in calls if c.get("query") == name]
+            page = len(pages)
+            if page >= 3:
+                return json.dumps({"call": {"function": "answer"}})
+            return json.dumps({"call": {"function": "archival_memory_search", "query": name,
+                                        "page": page, "request_heartbeat": page < 2}})
+        if last == TOPICS_QUERY:
+            return json.dumps({"call": {"function": "answer"}})
+        stored = {c.get("content") for c in calls}
+        for fact in (f for f in prose_lines(last) if 12 < len(f) <= 300):
+            if fact not in stored:
+                return json.dumps({"call": {"function": "archival_memory_insert",
+                                            "content": fact, "request_heartbeat": True}})
+        return json.dumps({"call": {"function": "answer"}})
 
 
 def position(item: Item, said: str) -> int:

@@ -252,3 +252,15 @@ def test_demo_empty_cannot_see_the_truths(demo_run):
     assert summary["backends"]["empty"]["pass@1"] == 0.0
     assert ("code" in {d for _, d in reader.decisions}) and ("stub" in {
         d for _, d in reader.decisions})
+
+
+def test_replay_gives_each_backend_the_options(tmp_path, outline_file, script, embedder):
+    config = ReplayConfig(backends=["compact"], model="scripted/t", out=tmp_path / "run",
+                          backend_options={"compact_turns": 4})
+    replay = Replay(config, embedder=embedder)
+    try:
+        outline = load_outline(outline_file)
+        agent = replay._agent(outline, "compact", replay.prepare(outline).index)
+        assert agent.backend.config.turns == 4
+    finally:
+        replay.close()

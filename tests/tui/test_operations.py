@@ -147,3 +147,36 @@ async def test_the_session_record_names_the_repository_from_the_start(app_factor
         await ready(app, pilot)
         await send(pilot, "a question")
         assert load_recorded(app.agent.transcript.path).repo == str(demo_repo.resolve())
+
+
+async def test_compact_forces_a_summary_with_the_developers_guidance(app_factory, script):
+    app = app_factory(backend="compact")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        for query in ["parse_date must return UTC.", "connect needs a timeout.",
+                      "render_form escapes HTML."]:
+            await send(pilot, query)
+        script.push("- Requirements: parse_date returns UTC (app/dates.py).")
+        await send(pilot, "/compact keep the function names, don't drop the timeout")
+        await until(pilot, lambda: not app.operation)
+        backend = app.agent.backend
+        assert backend.summary == "- Requirements: parse_date returns UTC (app/dates.py)."
+        assert backend.summarized == [1] and [t.index for t in backend.tail] == [2]
+        prompt = script.calls[-1][-1]["content"]
+        assert ("The developer's instructions for this summary: keep the function names, "
+                "don't drop the timeout") in prompt
+        assert any("compacted: the summary now stands for turns 1-1" in n.message
+                   for n in app._notifications)
+        records = read_transcript(app.agent.transcript.path).of_type("memory")
+        assert [r["op"] for r in records] == ["SUMMARIZE"]
+        await send(pilot, "/compact")
+        await until(pilot, lambda: not app.operation)
+        assert any("nothing to compact" in n.message for n in app._notifications)
+
+
+async def test_compact_on_another_backend_says_it_cannot(app_factory, script):
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(pilot, "/compact")
+        assert any("the full backend cannot compact" in n.message for n in app._notifications)
