@@ -7,6 +7,7 @@ anything is written.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -17,7 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-RECORD_TYPES = frozenset({"session", "turn", "switch", "memory", "ab"})
+from memory._checks import RecordError, check_session_id
+from memory.records import (
+    RECORD_TYPES,
+    ABRecord,
+    MemoryRecord,
+    Record,
+    SessionRecord,
+    SwitchRecord,
+    TurnRecord,
+    parse_record,
+)
+from memory.types import Turn
+
+MAX_LINE_BYTES = 16 * 1024**2  # a longer line is not a record engram wrote
 REDACTED = "[REDACTED]"
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.I)
 _SECRET_SHAPES = re.compile(
@@ -106,39 +120,101 @@ class TranscriptWriter:
 
 @dataclass
 class Transcript:
-    """What a transcript file held: the good records and what was skipped."""
+    """What a transcript file held: its valid records, typed, and what was skipped (one
+    problem per skipped line, with its line number)."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     @property
-    def session(self) -> dict[str, Any] | None:
-        return next((r for r in self.records if r["type"] == "session"), None)
+    def session(self) -> SessionRecord | None:
+        return next((r for r in self.records if isinstance(r, SessionRecord)), None)
+
+    @property
+    def turns(self) -> list[Turn]:
+        return [r.turn for r in self.records if isinstance(r, TurnRecord)]
+
+    @property
+    def switches(self) -> list[SwitchRecord]:
+        return [r for r in self.records if isinstance(r, SwitchRecord)]
+
+    @property
+    def memories(self) -> list[MemoryRecord]:
+        return [r for r in self.records if isinstance(r, MemoryRecord)]
+
+    @property
+    def comparisons(self) -> list[ABRecord]:
+        return [r for r in self.records if isinstance(r, ABRecord)]
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
-        return [r for r in self.records if r["type"] == kind]
+        """The validated records of one type, as the objects they were read from."""
+        return [r.data for r in self.records if r.type == kind]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_line(raw: bytes) -> Record:
+    """The record one line holds; ``RecordError`` saying why not (never another error)."""
+    if len(raw) > MAX_LINE_BYTES:
+        raise RecordError(f"line of {len(raw)} bytes (more than {MAX_LINE_BYTES})")
+    try:
+        value = json.loads(raw.removeprefix(codecs.BOM_UTF8).decode("utf-8"),
+                           parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"not UTF-8 (byte {exc.start})") from exc
+    except RecursionError as exc:
+        raise RecordError("nested too deeply to parse") from exc
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an integer too long
+        raise RecordError(f"not JSON ({str(exc)[:80]})") from exc
+    return parse_record(value)
 
 
 def read_transcript(path: Path) -> Transcript:
-    """Read every intact record; torn or corrupt lines are skipped and reported."""
+    """Read every valid record; a torn, corrupt or ill-typed line is skipped and reported
+    with its line number. Never raises: an unreadable file is one problem."""
     result = Transcript()
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        result.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+        return result
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        torn = number == len(lines)  # no newline after it: the writer stopped mid-line
         try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            why = "torn last line" if torn else f"corrupt line ({type(exc).__name__})"
-            result.problems.append(f"{path}:{number}: skipped {why}")
-            continue
-        if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
-            result.problems.append(f"{path}:{number}: skipped line that is not a record")
-            continue
-        result.records.append(record)
+            result.records.append(parse_line(raw))
+        except RecordError as exc:
+            torn = number == len(lines)  # no newline after it: the writer stopped mid-line
+            why = "torn last line" if torn else "corrupt line"
+            result.problems.append(f"{path}:{number}: skipped {why}: {exc}")
     return result
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What continuing a recorded session needs from its transcript."""
+
+    session_id: str
+    turns: list[Turn]
+    backend: str | None  # the backend the session ended on (None: not recorded)
+    model: str | None
+    problems: list[str]
+
+
+def resume_from(path: Path) -> Resumed:
+    """The session recorded at ``path``; ``RecordError`` when it has no valid session id
+    (neither its session record nor its file name gives one)."""
+    transcript = read_transcript(path)
+    session = transcript.session
+    session_id = session.id if session is not None else check_session_id(Path(path).stem)
+    switches = transcript.switches
+    backend = switches[-1].to if switches else (session.backend if session else "")
+    model = session.model if session else ""
+    return Resumed(session_id, transcript.turns, backend or None, model or None,
+                   transcript.problems)
 
 
 def sessions_dir(repo_home: Path) -> Path:

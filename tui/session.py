@@ -15,7 +15,7 @@ from memory.home import repo_home
 from memory.llm import LLM, LLMConfig, LLMError, check_model, default_model, import_litellm
 from memory.repo import IndexReport, Progress, RepoIndex
 from memory.store import Store
-from memory.transcript import TranscriptWriter, new_session_id, read_transcript, sessions_dir
+from memory.transcript import TranscriptWriter, new_session_id, resume_from, sessions_dir
 from memory.types import Turn
 
 
@@ -43,13 +43,10 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
     model = options.model
     session_id = new_session_id()
     if transcript is not None:
-        recorded = read_transcript(transcript)
-        session = recorded.session or {}
-        session_id = str(session.get("id") or transcript.stem)
-        turns = [Turn.from_record(r) for r in recorded.of_type("turn")]
-        switches = recorded.of_type("switch")
-        backend = str(switches[-1]["to"]) if switches else str(session.get("backend", backend))
-        model = model or session.get("model")
+        resumed = resume_from(transcript)
+        session_id, turns = resumed.session_id, resumed.turns
+        backend = resumed.backend or backend
+        model = model or resumed.model
     registry.spec(backend)
     model = model or default_model()
     await asyncio.to_thread(check_model, model)

@@ -59,9 +59,9 @@ def test_headless_chat_answers_each_line_and_records_a_session(
     sessions = list(data.glob("repos/*/sessions/*.jsonl"))
     assert len(sessions) == 1
     transcript = read_transcript(sessions[0])
-    assert transcript.session["backend"] == "rag"
-    assert transcript.session["repo"] == str(demo_repo.resolve())
-    assert len(transcript.session["head"]) == 40
+    assert transcript.session.backend == "rag"
+    assert transcript.session.repo == str(demo_repo.resolve())
+    assert len(transcript.session.head) == 40
     assert [t["user"] for t in transcript.of_type("turn")] == ["first question",
                                                                "second question"]
 
