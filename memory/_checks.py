@@ -13,6 +13,7 @@ from typing import Any
 MAX_DEPTH = 32  # nesting of lists and objects a record may hold
 MAX_TIMESTAMP = 2.0**33  # seconds since the epoch (year 2242): beyond it, not a time
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class RecordError(ValueError):
@@ -30,6 +31,13 @@ def check_session_id(value: str) -> str:
         raise RecordError(f"{value[:80]!r} is not a session id (letters, digits, '_', '.', "
                           "'-'; starting with a letter or digit; at most 128)")
     return value
+
+
+def control_character(value: str) -> str:
+    """The first NUL or other control character in ``value`` as ``U+XXXX`` ("" if none):
+    no file name in a repository holds one, and the OS refuses NUL with a bare ValueError."""
+    found = CONTROL.search(value)
+    return f"U+{ord(found.group()):04X}" if found else ""
 
 
 def text(data: dict[str, Any], key: str, default: str | None = None) -> str:
