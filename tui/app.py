@@ -73,6 +73,7 @@ class AppOptions:
     continue_last: bool = False
     pick_session: bool = False
     max_tokens: int = 512
+    transcript: Path | None = None  # the session to resume (``--resume ID``), checked
 
 
 class EngramApp(SlashHandlers, Comparison, Background, App[None]):
@@ -132,7 +133,7 @@ class EngramApp(SlashHandlers, Comparison, Background, App[None]):
         self.call_after_refresh(self._start)  # the first frame is painted before engine work
 
     def _start(self) -> None:
-        self.boot()
+        self.boot(self.options.transcript)
         self.index_repo()  # concurrently: the index needs no session
 
     @property

@@ -163,7 +163,8 @@ APP_USAGE = """\
 the app:
   engram [PATH]            chat with the git repository at PATH (default: here)
   engram -c [PATH]         continue the last session of the repository
-  engram --resume [PATH]   pick a recorded session to resume
+  engram [PATH] --resume   pick a recorded session to resume
+  engram [PATH] --resume ID   resume the recorded session ID
   engram [PATH] --backend NAME --model MODEL --data-dir DIR --max-tokens N
 
 more commands:
@@ -235,12 +236,31 @@ def app_parser() -> argparse.ArgumentParser:
     parser.add_argument("path", nargs="?", default=".", help="the repository (default: here)")
     parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
                         help="continue the last session of this repository")
-    parser.add_argument("--resume", action="store_true", help="pick a session to resume")
+    parser.add_argument("--resume", nargs="?", const="", default=None, metavar="ID",
+                        help="resume the recorded session ID (without ID: pick one)")
     parser.add_argument("--backend", default="full", help="memory backend")
     parser.add_argument("--model", default=None, help="any litellm model string")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
     return parser
+
+
+def _resume_path(repo: Path, data_dir: Path | None, session: str) -> Path:
+    """The transcript of session ``session`` of ``repo``; CLIError when the id is not a
+    session id (``../x``, a path) or no such session was recorded."""
+    from memory._checks import valid_session_id
+    from memory._git import toplevel
+    from memory.home import repo_home
+    from memory.transcript import sessions_dir
+
+    if not valid_session_id(session):
+        raise CLIError(f"--resume: {session[:80]!r} is not a session id (letters, digits, "
+                       "'_', '.', '-'; as `/sessions` lists them)")
+    home = repo_home(toplevel(repo.expanduser()), data_dir)
+    path = sessions_dir(home) / f"{session}.jsonl"
+    if not path.is_file():
+        raise CLIError(f"--resume: no recorded session {session!r} under {sessions_dir(home)}")
+    return path
 
 
 def _preflight(repo: Path, data_dir: Path | None, backend: str) -> None:
@@ -271,8 +291,13 @@ def _preflight(repo: Path, data_dir: Path | None, backend: str) -> None:
 
 def run_app(argv: list[str]) -> int:
     args = app_parser().parse_args(argv)
+    if args.resume and args.path == "." and Path(args.resume).is_dir():
+        args.path, args.resume = args.resume, ""  # the older `engram --resume PATH`
+    transcript = None
     try:
         _preflight(Path(args.path), args.data_dir, args.backend)
+        if args.resume:
+            transcript = _resume_path(Path(args.path), args.data_dir, args.resume)
     except CLIError as exc:
         print(f"engram: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -280,7 +305,8 @@ def run_app(argv: list[str]) -> int:
 
     options = AppOptions(repo=Path(args.path), backend=args.backend, model=args.model,
                          data_dir=args.data_dir, continue_last=args.continue_last,
-                         pick_session=args.resume, max_tokens=args.max_tokens)
+                         pick_session=args.resume == "", max_tokens=args.max_tokens,
+                         transcript=transcript)
     EngramApp(options).run()
     return 0
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memory import __version__, _git
+from memory._checks import valid_session_id
 from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
 from memory.embed import LazyEmbedder
@@ -90,6 +91,21 @@ def usable_llm(current: LLM, model: str) -> LLM:
             missing = ", ".join(env.get("missing_keys") or []) or "an API key"
             raise ValueError(f"{model} needs {missing} in the environment")
     return current.with_model(model)
+
+
+def export_path(home: Path | None, session_id: str) -> Path:
+    """Where ``/export`` writes by default: ``sessions/<id>.md`` in the data dir; ValueError
+    when the id could lead anywhere else."""
+    if home is None:
+        raise ValueError("no data dir yet: give /export a path")
+    if not valid_session_id(session_id):
+        raise ValueError(f"session id {session_id[:80]!r} is not a file name; "
+                         "give /export a path")
+    folder = sessions_dir(home).resolve()
+    path = (folder / f"{session_id}.md").resolve()
+    if path.parent != folder:
+        raise ValueError(f"{path} is outside {folder}; give /export a path")
+    return path
 
 
 def export_markdown(turns: list[Turn], path: Path) -> None:

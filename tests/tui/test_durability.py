@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import codecs
 
+import pytest
+
 from tui.screens._sessions import SessionPicker, describe
+from tui.session import export_path
 
 from .conftest import ready
 from .test_app import send
@@ -33,3 +36,11 @@ async def test_resume_and_session_list_survive_a_corrupted_transcript(app_factor
         await send(pilot, "/sessions")
         await pilot.pause()
         assert isinstance(again.screen, SessionPicker)
+
+
+def test_export_default_path_stays_in_the_data_dir(tmp_path):
+    assert export_path(tmp_path, "20240101-000000-abcdef") == (
+        tmp_path / "sessions" / "20240101-000000-abcdef.md").resolve()
+    for bad in ("../../x", "/etc/passwd", "..", "a/b", "", "x\x00y"):
+        with pytest.raises(ValueError, match="give /export a path"):
+            export_path(tmp_path, bad)
