@@ -73,6 +73,7 @@ class AppOptions:
     continue_last: bool = False
     pick_session: bool = False
     max_tokens: int = 512
+    timeout: float = 180.0  # seconds per LLM call (per try): --timeout, config "timeout"
     transcript: Path | None = None  # the session to resume (``--resume ID``), checked
 
 

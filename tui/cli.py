@@ -43,6 +43,35 @@ def _progress(console: Any, label: str) -> Iterator[Callable[[int, int, str], No
         yield update
 
 
+def _seconds(value: str) -> float:
+    from memory.llm import parse_timeout
+
+    try:
+        return parse_timeout(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def llm_timeout(flag: float | None) -> float:
+    """Seconds per LLM call: ``--timeout``, else the config file's ``timeout``, else 180."""
+    from memory.llm import DEFAULT_TIMEOUT, parse_timeout
+    from tui.config import config_path, load_config
+
+    if flag is not None:
+        return flag
+    configured = load_config().get("timeout")
+    if configured is None:
+        return DEFAULT_TIMEOUT
+    try:
+        return parse_timeout(configured)
+    except ValueError as exc:
+        raise CLIError(f"{config_path()}: 'timeout': {exc}") from exc
+
+
+TIMEOUT_HELP = ("seconds an LLM call may take (per try; streaming: per gap between pieces); "
+                "default: the config file's \"timeout\", else 180")
+
+
 def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> Any:
     from memory._git import NotAGitRepo
     from memory.backends import UnknownBackend
@@ -51,7 +80,7 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
 
     options = SessionOptions(repo=Path(args.repo), backend=args.backend, model=args.model,
                              data_dir=args.data_dir, max_tokens=args.max_tokens, record=record,
-                             shared_memory=args.shared_memory)
+                             shared_memory=args.shared_memory, timeout=llm_timeout(args.timeout))
     try:
         with _progress(console, "indexing") as progress:
             session = open_session(options, progress)
@@ -88,7 +117,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if not args.headless:
         return run_app([args.repo, "--backend", args.backend, "--max-tokens",
                         str(args.max_tokens)] + (["--model", args.model] if args.model else [])
-                       + (["--data-dir", str(args.data_dir)] if args.data_dir else []))
+                       + (["--data-dir", str(args.data_dir)] if args.data_dir else [])
+                       + (["--timeout", str(args.timeout)] if args.timeout else []))
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -165,7 +195,7 @@ the app:
   engram -c [PATH]         continue the last session of the repository
   engram [PATH] --resume   pick a recorded session to resume
   engram [PATH] --resume ID   resume the recorded session ID
-  engram [PATH] --backend NAME --model MODEL --data-dir DIR --max-tokens N
+  engram [PATH] --backend NAME --model MODEL --data-dir DIR --max-tokens N --timeout S
 
 more commands:
   engram replay ...        re-drive recorded or mock-user conversations and score them
@@ -190,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where indexes and sessions live (default: $ENGRAM_HOME or the "
                             "platform data dir)")
         p.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+        p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                       help=TIMEOUT_HELP)
         p.add_argument("--shared-memory", action="store_true",
                        help="memory backends keep one store per repository, shared by sessions")
 
@@ -242,6 +274,8 @@ def app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default=None, help="any litellm model string")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+    parser.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                        help=TIMEOUT_HELP)
     return parser
 
 
@@ -296,6 +330,7 @@ def run_app(argv: list[str]) -> int:
     transcript = None
     try:
         _preflight(Path(args.path), args.data_dir, args.backend)
+        timeout = llm_timeout(args.timeout)
         if args.resume:
             transcript = _resume_path(Path(args.path), args.data_dir, args.resume)
     except CLIError as exc:
@@ -306,7 +341,7 @@ def run_app(argv: list[str]) -> int:
     options = AppOptions(repo=Path(args.path), backend=args.backend, model=args.model,
                          data_dir=args.data_dir, continue_last=args.continue_last,
                          pick_session=args.resume == "", max_tokens=args.max_tokens,
-                         transcript=transcript)
+                         transcript=transcript, timeout=timeout)
     EngramApp(options).run()
     return 0
 

@@ -51,7 +51,7 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
     registry.spec(backend)
     model = model or default_model()
     await asyncio.to_thread(check_model, model)
-    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens))
+    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens, timeout=options.timeout))
     env = BackendEnv(llm=llm, embedder=LazyEmbedder(), repo=None, data_dir=home,
                      session_id=session_id)
     path = transcript or sessions_dir(home) / f"{session_id}.jsonl"
