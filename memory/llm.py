@@ -24,6 +24,7 @@ from memory._schema import (
     retry_message,
     schema_instruction,
 )
+from memory.redact import redact
 from memory.types import Usage
 
 log = logging.getLogger(__name__)
@@ -412,5 +413,6 @@ def _add_to_system(messages: list[dict[str, Any]], text: str) -> None:
 
 
 def _brief(exc: BaseException, limit: int = 300) -> str:
+    """The first line of a provider's error, redacted: error bodies echo keys and headers."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:limit]
+    return redact(text)[:limit]

@@ -1,8 +1,7 @@
 """Session recording: one JSON object per line, fsync'd per record, read tolerantly.
 
-Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab``. Secrets
-(API-key values from the environment, token-shaped strings) are redacted before
-anything is written.
+Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab`` (typed in
+``memory.records``). Secrets are redacted (``memory.redact``) before anything is written.
 """
 
 from __future__ import annotations
@@ -10,10 +9,8 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import re
 import time
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,43 +26,10 @@ from memory.records import (
     TurnRecord,
     parse_record,
 )
+from memory.redact import redact_obj
 from memory.types import Turn
 
 MAX_LINE_BYTES = 16 * 1024**2  # a longer line is not a record engram wrote
-REDACTED = "[REDACTED]"
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.I)
-_SECRET_SHAPES = re.compile(
-    r"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"  # OpenAI / Anthropic style keys
-    r"|gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub tokens
-    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"  # Slack tokens
-    r"|AKIA[0-9A-Z]{16}"  # AWS access key ids
-    r"|AIza[0-9A-Za-z_\-]{30,}"  # Google API keys
-    r"|(?i:bearer)\s+[A-Za-z0-9._\-]{20,})"
-)
-
-
-def secret_values(env: dict[str, str] | None = None) -> list[str]:
-    """Values of environment variables named like secrets (long enough to be real)."""
-    env = dict(os.environ) if env is None else env
-    values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 8}
-    return sorted(values, key=len, reverse=True)
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    for value in secrets:
-        if value in text:
-            text = text.replace(value, REDACTED)
-    return _SECRET_SHAPES.sub(REDACTED, text)
-
-
-def _redact_obj(obj: Any, secrets: list[str]) -> Any:
-    if isinstance(obj, str):
-        return redact(obj, secrets)
-    if isinstance(obj, dict):
-        return {k: _redact_obj(v, secrets) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_redact_obj(v, secrets) for v in obj]
-    return obj
 
 
 def new_session_id() -> str:
@@ -78,7 +42,6 @@ class TranscriptWriter:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._secrets = secret_values()
         self._end_torn_line()
         self._fh = self.path.open("a", encoding="utf-8")
 
@@ -101,7 +64,7 @@ class TranscriptWriter:
         kind = record.get("type")
         if kind not in RECORD_TYPES:
             raise ValueError(f"unknown transcript record type {kind!r}")
-        clean = _redact_obj(record, self._secrets)
+        clean = redact_obj(record)  # the environment's secrets as they are now
         line = json.dumps(clean, ensure_ascii=False, separators=(",", ":"))
         self._fh.write(line + "\n")
         self._fh.flush()

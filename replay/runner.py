@@ -23,6 +23,7 @@ from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, Registry, registry
 from memory.embed import Embedder, get_embedder
 from memory.llm import LLM, LLMConfig
+from memory.redact import redact_obj
 from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
@@ -277,7 +278,7 @@ class Replay:
     def _append(self, row: dict[str, Any]) -> None:
         path = self.config.out / "pairs.jsonl"
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row) + "\n")
+            fh.write(json.dumps(redact_obj(row)) + "\n")
             fh.flush()
 
     def read_pairs(self) -> list[dict[str, Any]]:

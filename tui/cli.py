@@ -22,6 +22,13 @@ class CLIError(Exception):
     """A problem the user can fix; printed without a traceback."""
 
 
+def say(message: str) -> None:
+    """An error for the user on stderr, redacted (provider errors echo keys)."""
+    from memory.redact import redact
+
+    print(f"engram: {redact(message)}", file=sys.stderr)
+
+
 def _offline_env() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -99,7 +106,7 @@ async def _answer(session: Any, query: str, out: TextIO) -> bool:
     out.write("\n")
     out.flush()
     if not turn.ok:
-        print(f"engram: the answer failed: {turn.error}", file=sys.stderr)
+        say(f"the answer failed: {turn.error}")
     return turn.ok
 
 
@@ -334,7 +341,7 @@ def run_app(argv: list[str]) -> int:
         if args.resume:
             transcript = _resume_path(Path(args.path), args.data_dir, args.resume)
     except CLIError as exc:
-        print(f"engram: {exc}", file=sys.stderr)
+        say(str(exc))
         return EXIT_USAGE
     from tui.app import AppOptions, EngramApp
 
@@ -361,7 +368,10 @@ def _plugin_command(name: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from memory.redact import install_log_redaction
+
     _offline_env()
+    install_log_redaction()
     argv = sys.argv[1:] if argv is None else argv
     # a plugin command is a bare word; scanning entry points costs ~60 ms of the app's start
     named = bool(argv) and argv[0] not in SUBCOMMANDS and not argv[0].startswith(("-", ".", "/"))
@@ -375,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except CLIError as exc:
-        print(f"engram: {exc}", file=sys.stderr)
+        say(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -3,7 +3,8 @@ from __future__ import annotations
 import json
 import random
 
-from memory.transcript import REDACTED, TranscriptWriter, read_transcript, redact
+from memory.redact import REDACTED, redact
+from memory.transcript import TranscriptWriter, read_transcript
 
 
 def write_sample(path, n=12):
