@@ -92,10 +92,11 @@ FOLDS: dict[str, Callable[[Records], list[str]]] = {
 def list_rebuilt(path: Path, backend: str) -> str | None:
     """The backend's memory at the end of the session in ``path``; None if it never ran."""
     transcript = read_transcript(path)
-    started = (transcript.session or {}).get("backend") == backend
+    session = transcript.session
+    started = session is not None and session.backend == backend
     records: Records = []
     recent: Records = []  # this backend's records since the last record of another kind
-    for record in transcript.records:
+    for record in (r.data for r in transcript.records):  # validated (memory.records)
         if record["type"] == "memory":
             if record.get("backend") == backend:
                 records.append(record)

@@ -24,6 +24,7 @@ from memory._schema import (
     retry_message,
     schema_instruction,
 )
+from memory.redact import redact
 from memory.types import Usage
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ KEYED_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("GEMINI_API_KEY", "gemini/gemini-2.0-flash"),
 )
 FALLBACK_WINDOW = 8192
+DEFAULT_TIMEOUT = 180.0  # seconds; the embedded model on a busy CPU needs minutes per prompt
 
 
 class LLMError(RuntimeError):
@@ -106,12 +108,23 @@ def check_model(model: str) -> None:
         ) from exc
 
 
+def parse_timeout(value: object) -> float:
+    """``value`` as a timeout in seconds (a positive, finite number); ValueError if not."""
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        seconds = float("nan")
+    if isinstance(value, bool) or not 0 < seconds < float("inf"):
+        raise ValueError(f"a timeout is a positive number of seconds, not {value!r:.40}")
+    return seconds
+
+
 @dataclass(frozen=True)
 class LLMConfig:
     """How calls to one model are made."""
 
     model: str = LOCAL_DEFAULT
-    timeout: float = 180.0  # seconds per call (per chunk gap when streaming)
+    timeout: float = DEFAULT_TIMEOUT  # seconds per try (per chunk gap when streaming)
     retries: int = 3
     backoff: float = 1.0  # first retry delay in seconds, doubled each time
     max_tokens: int = 512
@@ -399,5 +412,6 @@ def _add_to_system(messages: list[dict[str, Any]], text: str) -> None:
 
 
 def _brief(exc: BaseException, limit: int = 300) -> str:
+    """The first line of a provider's error, redacted: error bodies echo keys and headers."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:limit]
+    return redact(text)[:limit]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
 from memory import _git
+from memory._checks import valid_session_id
 from memory.backends._memstore import MemoryStore
 from memory.embed import MINILM_DIM
 from memory.home import repo_home
@@ -16,8 +16,6 @@ from memory.transcript import latest_session, read_transcript, sessions_dir
 MEMORY_BACKENDS = ("mem0", "mem0r")
 REBUILT_BACKENDS = ("codemem", "cards", "compact", "amem", "ldagent", "memgpt")
 
-
-SESSION_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 class MemoryListingError(ValueError):
@@ -31,12 +29,14 @@ def scope_for(home: Path, backend: str, session: str | None, shared: bool) -> st
             f"{', '.join(MEMORY_BACKENDS + REBUILT_BACKENDS)}")
     if shared:
         return f"{backend}:repo"
+    if session is not None and not valid_session_id(session):
+        raise MemoryListingError(f"{session[:80]!r} is not a session id")
     if session is None:
         latest = latest_session(home)
         record = read_transcript(latest).session if latest else None
         if record is None:
             raise MemoryListingError(f"no recorded session under {home}")
-        session = str(record["id"])
+        session = record.id
     return f"{backend}:{session}"
 
 
@@ -83,10 +83,9 @@ def _session_path(home: Path, session: str | None) -> Path:
         if latest is None:
             raise MemoryListingError(f"no recorded session under {home}")
         return latest
-    path = sessions_dir(home) / f"{session}.jsonl"
-    if not SESSION_ID.fullmatch(session) or not path.is_file():
-        raise MemoryListingError(f"no recorded session {session!r} under {home}")
-    return path
+    if not valid_session_id(session) or not (sessions_dir(home) / f"{session}.jsonl").is_file():
+        raise MemoryListingError(f"no recorded session {session[:80]!r} under {home}")
+    return sessions_dir(home) / f"{session}.jsonl"
 
 
 def list_codemem(path: Path) -> str:
@@ -96,25 +95,25 @@ def list_codemem(path: Path) -> str:
     DROPped by the AST selector, a session BLOCK with its note, a conflict) is a
     transcript record, so folding them in order gives its memory at the session's end.
     """
-    records = [r for r in read_transcript(path).of_type("memory")
-               if r.get("backend") == "codemem"]
+    records = [r for r in read_transcript(path).memories if r.backend == "codemem"]
     if not records:
         raise MemoryListingError(
             f"{path.name}: codemem never ran in this session (switch to it with "
             "/backend codemem, or replay the session with --backends codemem)")
-    context: dict[str, int] = {}
+    context: dict[str, str] = {}
     blocks: list[str] = []
     other: list[str] = []
     for record in records:
-        op, what, turn = str(record.get("op")), str(record.get("id", "")), record.get("turn", "?")
+        op, what = record.op, record.id
+        turn = "?" if record.turn is None else str(record.turn)
         if op == "ADD":
-            context.setdefault(what, turn)  # type: ignore[arg-type]
+            context.setdefault(what, turn)
         elif op == "DROP":
             context.pop(what, None)
         elif op == "BLOCK":
-            blocks.append(f"  turn {turn:>3}  {record.get('text', what)}")
+            blocks.append(f"  turn {turn:>3}  {record.text or what}")
         else:  # conflict, skipped, error
-            other.append(f"  turn {turn:>3}  {op:8} {record.get('text', '')}")
+            other.append(f"  turn {turn:>3}  {op:8} {record.text}")
     lines = [f"codemem:{path.stem}: {len(context)} code context blocks, "
              f"{len(blocks)} code session blocks"]
     lines += ["code context memory:"] + [f"  {loc}  (since turn {t})"

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from memory import _git, _manifest
+from memory._checks import control_character
 from memory.chunks import Chunk, chunk_file, supported
 from memory.embed import Embedder, cosine, top_k
 from memory.store import Store, in_list
@@ -43,7 +44,14 @@ MIRROR_MAX_ROWS = 50_000
 
 
 class LocationRefused(ValueError):
-    """A location that resolves outside the repository."""
+    """A location that resolves outside the repository, or is no file name at all."""
+
+
+def refuse_control_characters(location: str) -> None:
+    """``LocationRefused`` if ``location`` holds a NUL or another control character."""
+    found = control_character(location)
+    if found:
+        raise LocationRefused(f"{location[:80]!r} holds a control character ({found})")
 
 
 @dataclass(frozen=True)
@@ -343,6 +351,7 @@ class RepoIndex:
 
     def relative(self, path: str) -> str:
         """``path`` made relative to the root; ``LocationRefused`` if it leads outside."""
+        refuse_control_characters(path)
         root = self.root
         raw = Path(path)
         full = (raw if raw.is_absolute() else root / raw).resolve()
@@ -357,6 +366,7 @@ class RepoIndex:
         location is most similar to the asked one wins.
         """
         location = location.strip().strip("`")
+        refuse_control_characters(location)
         path, sep, qual = location.partition("::")
         if not sep and ("/" in path or path.endswith((".py", ".md", ".pyi"))):
             qual = ""

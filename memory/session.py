@@ -13,7 +13,7 @@ from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
 from memory.embed import MINILM, LazyEmbedder
 from memory.home import repo_home
-from memory.llm import LLM, LLMConfig, check_model, default_model
+from memory.llm import DEFAULT_TIMEOUT, LLM, LLMConfig, check_model, default_model
 from memory.repo import IndexReport, Progress, RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter, new_session_id, sessions_dir
@@ -27,6 +27,7 @@ class SessionOptions:
     data_dir: Path | None = None
     embed_model: str = MINILM
     max_tokens: int = 512
+    timeout: float = DEFAULT_TIMEOUT  # seconds per LLM call (per try)
     record: bool = True
     shared_memory: bool = False  # memory backends: one store per repository, not per session
     preload: bool = False  # start loading an embedded model at once (an answer is coming)
@@ -64,7 +65,7 @@ def open_session(options: SessionOptions, progress: Progress | None = None) -> S
     index, report = open_index(options.repo, options.data_dir, options.embed_model, progress)
     home = repo_home(index.root, options.data_dir)
     session_id = new_session_id()
-    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens))
+    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens, timeout=options.timeout))
     env = BackendEnv(llm=llm, embedder=index.embedder, repo=index,
                      data_dir=home, session_id=session_id,
                      options={"shared_memory": options.shared_memory,

@@ -9,12 +9,15 @@ from typing import Any
 
 import numpy as np
 
+from memory.redact import redact, secret_values
+
 # LanceDB warns on every fork; ours are subprocess launches (git, pytest) that exec at
 # once and never touch LanceDB, so the warning is noise in every replay and index run.
 warnings.filterwarnings("ignore", message="lancedb fork support", category=RuntimeWarning)
 
 # Below this many rows a flat (exact) vector scan is faster than any ANN index.
 VECTOR_INDEX_MIN_ROWS = 20_000
+KEY_COLUMNS = frozenset({"id", "scope", "path"})
 
 
 def quote(value: str) -> str:
@@ -24,6 +27,18 @@ def quote(value: str) -> str:
 
 def in_list(column: str, values: list[str]) -> str:
     return f"{column} IN ({', '.join(quote(v) for v in values)})"
+
+
+def _redacted(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
+    out = dict(row)
+    for key, value in row.items():
+        if key in KEY_COLUMNS or key.endswith("_id"):
+            continue
+        if isinstance(value, str):
+            out[key] = redact(value, secrets)
+        elif isinstance(value, list) and value and isinstance(value[0], str):
+            out[key] = [redact(v, secrets) if isinstance(v, str) else v for v in value]
+    return out
 
 
 class Store:
@@ -92,8 +107,11 @@ class Store:
 
     @staticmethod
     def add(table: Any, rows: list[dict[str, Any]]) -> None:
+        """Append ``rows``; their text is redacted first (every LanceDB write goes through
+        here). Identifier columns (``id``, ``*_id``, ``scope``, ``path``) are kept as given:
+        rows are found again by them."""
         if rows:
-            table.add(rows)
+            table.add([_redacted(row, secret_values()) for row in rows])
 
     @staticmethod
     def delete(table: Any, where: str) -> None:

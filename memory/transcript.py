@@ -1,60 +1,39 @@
 """Session recording: one JSON object per line, fsync'd per record, read tolerantly.
 
-Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab``. A ``memory`` record
-with ``by: "user"`` is the developer's steering (memory/steering.py): ``op`` pin | unpin |
-forget | edit, ``id``, ``text``, ``kind`` (pin), ``old`` (edit) and ``after`` (the number of
-turns the session had then); a turn's context entries may carry ``pinned: true``. Secrets
-(API-key values from the environment, token-shaped strings) are redacted before
+Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab`` (typed in
+``memory.records``). A ``memory`` record with ``by: "user"`` is the developer's steering
+(memory/steering.py): ``op`` pin | unpin | forget | edit, ``id``, ``text``, ``kind`` (pin),
+``old`` (edit) and ``after`` (the number of turns the session had then); a turn's context
+entries may carry ``pinned: true``. Secrets are redacted (``memory.redact``) before
 anything is written.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
-import re
 import time
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-RECORD_TYPES = frozenset({"session", "turn", "switch", "memory", "ab"})
-REDACTED = "[REDACTED]"
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.I)
-_SECRET_SHAPES = re.compile(
-    r"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"  # OpenAI / Anthropic style keys
-    r"|gh[pousr]_[A-Za-z0-9]{20,}"  # GitHub tokens
-    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"  # Slack tokens
-    r"|AKIA[0-9A-Z]{16}"  # AWS access key ids
-    r"|AIza[0-9A-Za-z_\-]{30,}"  # Google API keys
-    r"|(?i:bearer)\s+[A-Za-z0-9._\-]{20,})"
+from memory._checks import RecordError, check_session_id
+from memory.records import (
+    RECORD_TYPES,
+    ABRecord,
+    MemoryRecord,
+    Record,
+    SessionRecord,
+    SwitchRecord,
+    TurnRecord,
+    parse_record,
 )
+from memory.redact import redact_obj
+from memory.types import Turn
 
-
-def secret_values(env: dict[str, str] | None = None) -> list[str]:
-    """Values of environment variables named like secrets (long enough to be real)."""
-    env = dict(os.environ) if env is None else env
-    values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= 8}
-    return sorted(values, key=len, reverse=True)
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    for value in secrets:
-        if value in text:
-            text = text.replace(value, REDACTED)
-    return _SECRET_SHAPES.sub(REDACTED, text)
-
-
-def _redact_obj(obj: Any, secrets: list[str]) -> Any:
-    if isinstance(obj, str):
-        return redact(obj, secrets)
-    if isinstance(obj, dict):
-        return {k: _redact_obj(v, secrets) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_redact_obj(v, secrets) for v in obj]
-    return obj
+MAX_LINE_BYTES = 16 * 1024**2  # a longer line is not a record engram wrote
 
 
 def new_session_id() -> str:
@@ -67,7 +46,6 @@ class TranscriptWriter:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._secrets = secret_values()
         self._end_torn_line()
         self._fh = self.path.open("a", encoding="utf-8")
 
@@ -90,7 +68,7 @@ class TranscriptWriter:
         kind = record.get("type")
         if kind not in RECORD_TYPES:
             raise ValueError(f"unknown transcript record type {kind!r}")
-        clean = _redact_obj(record, self._secrets)
+        clean = redact_obj(record)  # the environment's secrets as they are now
         line = json.dumps(clean, ensure_ascii=False, separators=(",", ":"))
         self._fh.write(line + "\n")
         self._fh.flush()
@@ -109,39 +87,101 @@ class TranscriptWriter:
 
 @dataclass
 class Transcript:
-    """What a transcript file held: the good records and what was skipped."""
+    """What a transcript file held: its valid records, typed, and what was skipped (one
+    problem per skipped line, with its line number)."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     @property
-    def session(self) -> dict[str, Any] | None:
-        return next((r for r in self.records if r["type"] == "session"), None)
+    def session(self) -> SessionRecord | None:
+        return next((r for r in self.records if isinstance(r, SessionRecord)), None)
+
+    @property
+    def turns(self) -> list[Turn]:
+        return [r.turn for r in self.records if isinstance(r, TurnRecord)]
+
+    @property
+    def switches(self) -> list[SwitchRecord]:
+        return [r for r in self.records if isinstance(r, SwitchRecord)]
+
+    @property
+    def memories(self) -> list[MemoryRecord]:
+        return [r for r in self.records if isinstance(r, MemoryRecord)]
+
+    @property
+    def comparisons(self) -> list[ABRecord]:
+        return [r for r in self.records if isinstance(r, ABRecord)]
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
-        return [r for r in self.records if r["type"] == kind]
+        """The validated records of one type, as the objects they were read from."""
+        return [r.data for r in self.records if r.type == kind]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_line(raw: bytes) -> Record:
+    """The record one line holds; ``RecordError`` saying why not (never another error)."""
+    if len(raw) > MAX_LINE_BYTES:
+        raise RecordError(f"line of {len(raw)} bytes (more than {MAX_LINE_BYTES})")
+    try:
+        value = json.loads(raw.removeprefix(codecs.BOM_UTF8).decode("utf-8"),
+                           parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"not UTF-8 (byte {exc.start})") from exc
+    except RecursionError as exc:
+        raise RecordError("nested too deeply to parse") from exc
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an integer too long
+        raise RecordError(f"not JSON ({str(exc)[:80]})") from exc
+    return parse_record(value)
 
 
 def read_transcript(path: Path) -> Transcript:
-    """Read every intact record; torn or corrupt lines are skipped and reported."""
+    """Read every valid record; a torn, corrupt or ill-typed line is skipped and reported
+    with its line number. Never raises: an unreadable file is one problem."""
     result = Transcript()
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        result.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+        return result
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        torn = number == len(lines)  # no newline after it: the writer stopped mid-line
         try:
-            record = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            why = "torn last line" if torn else f"corrupt line ({type(exc).__name__})"
-            result.problems.append(f"{path}:{number}: skipped {why}")
-            continue
-        if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
-            result.problems.append(f"{path}:{number}: skipped line that is not a record")
-            continue
-        result.records.append(record)
+            result.records.append(parse_line(raw))
+        except RecordError as exc:
+            torn = number == len(lines)  # no newline after it: the writer stopped mid-line
+            why = "torn last line" if torn else "corrupt line"
+            result.problems.append(f"{path}:{number}: skipped {why}: {exc}")
     return result
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What continuing a recorded session needs from its transcript."""
+
+    session_id: str
+    turns: list[Turn]
+    backend: str | None  # the backend the session ended on (None: not recorded)
+    model: str | None
+    problems: list[str]
+
+
+def resume_from(path: Path) -> Resumed:
+    """The session recorded at ``path``; ``RecordError`` when it has no valid session id
+    (neither its session record nor its file name gives one)."""
+    transcript = read_transcript(path)
+    session = transcript.session
+    session_id = session.id if session is not None else check_session_id(Path(path).stem)
+    switches = transcript.switches
+    backend = switches[-1].to if switches else (session.backend if session else "")
+    model = session.model if session else ""
+    return Resumed(session_id, transcript.turns, backend or None, model or None,
+                   transcript.problems)
 
 
 def sessions_dir(repo_home: Path) -> Path:

@@ -6,6 +6,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from memory import _checks as check
+from memory._checks import RecordError
+
 SectionKind = Literal["system", "history", "memory", "repo", "task"]
 Purpose = Literal["answer", "memory", "mock_user", "judge"]
 PURPOSES: tuple[str, ...] = ("answer", "memory", "mock_user", "judge")
@@ -196,17 +199,58 @@ class Turn:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Turn:
+        """The turn a ``turn`` record holds; ``RecordError`` (a ValueError naming the
+        field) when a field is missing or has the wrong type."""
+        if not isinstance(record, dict):
+            raise RecordError(f"a turn record must be an object, not {type(record).__name__}")
         return cls(
-            index=int(record.get("index", 0)),
-            user=str(record.get("user", "")),
-            assistant=str(record.get("assistant", "")),
-            backend=str(record.get("backend", "")),
-            model=str(record.get("model", "")),
-            usage=Usage.from_dict(record.get("usage")),
-            latency_ms=int(record.get("latency_ms", 0)),
-            started=float(record.get("started", 0.0)),
-            finished=float(record.get("finished", 0.0)),
-            context=list(record.get("context") or []),
-            error=record.get("error"),
-            meta=dict(record.get("meta") or {}),
+            index=check.integer(record, "index"),
+            user=check.text(record, "user"),
+            assistant=check.text(record, "assistant", ""),
+            backend=check.text(record, "backend", ""),
+            model=check.text(record, "model", ""),
+            usage=_usage(check.obj(record, "usage")),
+            latency_ms=check.integer(record, "latency_ms", 0, maximum=2**53),
+            started=check.timestamp(record, "started", 0.0),
+            finished=check.timestamp(record, "finished", 0.0),
+            context=[_context_entry(c) for c in check.objects(record, "context")],
+            error=check.optional_text(record, "error"),
+            meta=_meta(check.obj(record, "meta")),
         )
+
+
+def _usage(data: dict[str, Any]) -> Usage:
+    usage = Usage()
+    for purpose, counts in data.items():
+        if not isinstance(counts, dict):
+            raise RecordError(f"usage of {purpose[:40]!r} must be an object")
+        usage.by_purpose[purpose] = Counts(
+            check.integer(counts, "prompt_tokens", 0, maximum=2**53),
+            check.integer(counts, "completion_tokens", 0, maximum=2**53),
+            check.number(counts, "cost", 0.0),
+            check.integer(counts, "calls", 0, maximum=2**53),
+        )
+    return usage
+
+
+def _context_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    check.text(entry, "kind")
+    check.text(entry, "source")
+    check.integer(entry, "tokens", maximum=2**53)
+    return entry
+
+
+def _meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """A turn's notes: an A/B comparison (both answers, the kept one) and per-backend
+    notes (a list of conflicts)."""
+    for key, value in meta.items():
+        if key == "ab":
+            if not isinstance(value, dict):
+                raise RecordError("meta 'ab' must be an object")
+            backends, answers = check.strings(value, "backends"), check.strings(value, "answers")
+            choice = check.optional_integer(value, "choice")
+            if len(backends) != len(answers) or (choice is not None and choice >= len(answers)):
+                raise RecordError("meta 'ab': backends, answers and choice do not agree")
+        elif isinstance(value, dict) and not isinstance(value.get("conflicts", []), list):
+            raise RecordError(f"meta {key[:40]!r}: 'conflicts' must be a list")
+    return meta

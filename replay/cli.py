@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memory.redact import install_log_redaction, redact
+
 EXIT_USAGE = 2
 
 
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             load_reference_queries(config.reference_queries)  # fail before the run
         sources = load_source(args.source)
     except (SourceError, LLMError, ValueError) as exc:
-        console.print(f"engram replay: {exc}")
+        console.print(f"engram replay: {redact(str(exc))}", markup=False)
         return EXIT_USAGE
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   console=console, transient=False) as bars:
@@ -138,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             replay = Replay(config, progress=progress)
         except ReplayError as exc:
-            console.print(f"engram replay: {exc}")
+            console.print(f"engram replay: {redact(str(exc))}", markup=False)
             return EXIT_USAGE
         try:
             pairs = asyncio.run(replay.run(sources))
@@ -164,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
         chart = None
     errors = [p for p in pairs if p.get("error")]
     for row in errors:
-        console.print(f"[red]{row['source']} · {row['backend']}: {row['error']}[/red]")
+        console.print(f"{row['source']} · {row['backend']}: {redact(str(row['error']))}",
+                      style="red", markup=False)
     voiced = [p for p in pairs if p.get("mock_user")]  # outlines: which mock user ran
     if voiced:
         skipped = {str(p.get("reference_queries")) for p in voiced
@@ -223,6 +226,7 @@ def build(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    install_log_redaction()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["build"]:
         return build(argv[1:])

@@ -114,7 +114,8 @@ def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
         return {v: _per_backend([p for p in pairs if str(p.get(key)) == v]) for v in values}
 
     return {"backends": _per_backend(pairs), "by_subset": split("subset"), "by_k": split("k"),
-            "judge_check": _judge_check(pairs), "pairs": len(pairs)}
+            "judge_check": _judge_check(pairs), "pairs": len(pairs),
+            "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")})}
 
 
 def write_results(out: Path, pairs: list[dict[str, Any]], config: dict[str, Any]) -> Path:
@@ -180,6 +181,23 @@ def _table(title: str, rows: dict[str, dict[str, Any]], columns: tuple[tuple[str
     return out
 
 
+SANDBOXES = {
+    "bwrap": "bubblewrap OS jail (namespaces, uid 65534, process limit)",
+    "weak": "WEAK: the kernel refused namespaces; Python audit hook only, which native "
+            "code can get past",
+}
+
+
+def sandbox_line(modes: list[str]) -> Any:
+    """Which sandbox the generated code's tests ran in (None: no test ran)."""
+    from rich.text import Text
+
+    if not modes:
+        return None
+    said = "; ".join(f"{m} ({SANDBOXES.get(m, '?')})" for m in modes)
+    return Text(f"sandbox: {said}", style="yellow" if "weak" in modes else "")
+
+
 def table(summary: dict[str, Any]) -> Any:
     """The run's tables: per backend (all columns some backend has), then the main scores
     split by subset and by k, then the judge's accuracy on truth/distractor pairs."""
@@ -195,6 +213,9 @@ def table(summary: dict[str, Any]) -> Any:
         rows = {f"{value} · {name}": row
                 for value, per in groups.items() for name, row in per.items()}
         parts.append(_table(f"by {label}", rows, split_columns, first=f"{label} · backend"))
+    sandbox = sandbox_line(summary.get("sandbox") or [])
+    if sandbox is not None:
+        parts.append(sandbox)
     check = summary.get("judge_check")
     if check:
         accuracy = _fmt(check.get("accuracy"))

@@ -23,6 +23,7 @@ from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, Registry, registry
 from memory.embed import Embedder, get_embedder
 from memory.llm import LLM, LLMConfig
+from memory.redact import redact_obj
 from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
@@ -35,6 +36,7 @@ from replay.oracle import OracleBackend
 from replay.outline import Outline
 from replay.prepare import stubbed_copy
 from replay.sandbox import Limits
+from replay.sandbox import mode as sandbox_mode
 from replay.sources import Iterative, Recorded, Source
 from replay.tasks import as_dict, grade_turn, iterative_scores, outline_tasks, safe_name
 
@@ -220,6 +222,9 @@ class Replay:
                     self._tick(label, n + 1, len(source.queries) + 1)
             elif isinstance(source, Iterative):
                 result["iterative"] = await self._iterate(agent, source, label)
+            if isinstance(source, Iterative) or (isinstance(source, Outline)
+                                                 and source.tasks.generate):
+                result["sandbox"] = sandbox_mode()  # "bwrap", or "weak" where it fell back
             result["turns"] = len(agent.turns)
             result["failed_turns"] = sum(1 for t in agent.turns if not t.ok)
         except Exception as exc:  # one pair failing must not end the run
@@ -294,7 +299,7 @@ class Replay:
     def _append(self, row: dict[str, Any]) -> None:
         path = self.config.out / "pairs.jsonl"
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(row) + "\n")
+            fh.write(json.dumps(redact_obj(row)) + "\n")
             fh.flush()
 
     def read_pairs(self) -> list[dict[str, Any]]:

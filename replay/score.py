@@ -32,6 +32,7 @@ from replay._codeif import (
 )
 from replay._score_report import summarize, tables
 from replay.sandbox import Limits
+from replay.sandbox import mode as sandbox_mode
 from replay.sources import Iterative, SourceError, load_iterative
 from replay.tasks import run_tests
 
@@ -306,9 +307,10 @@ def main(argv: list[str] | None = None) -> int:
             console.print(table)
         for problem in data["problems"]:
             errors.print(f"[yellow]skipped {problem}[/yellow]")
+    console.print(f"sandbox: {sandbox_mode()}", markup=False)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"settings": {k: str(v) for k, v in vars(args).items()},
-                                        "files": scored}, indent=1))
+                                        "sandbox": sandbox_mode(), "files": scored}, indent=1))
         errors.print(f"verdicts: {args.out}")
     return 0

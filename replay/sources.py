@@ -53,13 +53,13 @@ Source = Recorded | Outline | Iterative
 
 def load_recorded(path: Path) -> Recorded:
     reading = read_transcript(path)
-    turns = reading.of_type("turn")
+    turns = reading.turns
     if not turns:
         raise SourceError(f"{path}: no turns to replay (skipped lines: {len(reading.problems)})")
-    session = reading.session or {}
-    queries = tuple(str(t.get("user", "")) for t in sorted(turns, key=lambda t: t.get("index", 0))
-                    if str(t.get("user", "")).strip())
-    return Recorded(str(session.get("id") or path.stem), queries, str(session.get("repo", "")))
+    session = reading.session
+    queries = tuple(t.user for t in sorted(turns, key=lambda t: t.index) if t.user.strip())
+    return Recorded(session.id if session else path.stem, queries,
+                    session.repo if session else "")
 
 
 def as_tests(value: Any) -> tuple[str, ...]:

@@ -76,6 +76,8 @@ class AppOptions:
     pick_session: bool = False
     max_tokens: int = 512
     backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
+    timeout: float = 180.0  # seconds per LLM call (per try): --timeout, config "timeout"
+    transcript: Path | None = None  # the session to resume (``--resume ID``), checked
 
 
 class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
@@ -137,7 +139,7 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
         self.call_after_refresh(self._start)  # the first frame is painted before engine work
 
     def _start(self) -> None:
-        self.boot()
+        self.boot(self.options.transcript)
         self.index_repo()  # concurrently: the index needs no session
 
     @property

@@ -22,6 +22,13 @@ class CLIError(Exception):
     """A problem the user can fix; printed without a traceback."""
 
 
+def say(message: str) -> None:
+    """An error for the user on stderr, redacted (provider errors echo keys)."""
+    from memory.redact import redact
+
+    print(f"engram: {redact(message)}", file=sys.stderr)
+
+
 def _offline_env() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -43,6 +50,35 @@ def _progress(console: Any, label: str) -> Iterator[Callable[[int, int, str], No
         yield update
 
 
+def _seconds(value: str) -> float:
+    from memory.llm import parse_timeout
+
+    try:
+        return parse_timeout(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def llm_timeout(flag: float | None) -> float:
+    """Seconds per LLM call: ``--timeout``, else the config file's ``timeout``, else 180."""
+    from memory.llm import DEFAULT_TIMEOUT, parse_timeout
+    from tui.config import config_path, load_config
+
+    if flag is not None:
+        return flag
+    configured = load_config().get("timeout")
+    if configured is None:
+        return DEFAULT_TIMEOUT
+    try:
+        return parse_timeout(configured)
+    except ValueError as exc:
+        raise CLIError(f"{config_path()}: 'timeout': {exc}") from exc
+
+
+TIMEOUT_HELP = ("seconds an LLM call may take (per try; streaming: per gap between pieces); "
+                "default: the config file's \"timeout\", else 180")
+
+
 def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> Any:
     from memory._git import NotAGitRepo
     from memory.backends import UnknownBackend
@@ -52,7 +88,8 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
     options = SessionOptions(repo=Path(args.repo), backend=args.backend, model=args.model,
                              data_dir=args.data_dir, max_tokens=args.max_tokens, record=record,
                              shared_memory=args.shared_memory, preload=True,
-                             backend_options=tuple(_backend_options(args).items()))
+                             backend_options=tuple(_backend_options(args).items()),
+                             timeout=llm_timeout(args.timeout))
     try:
         with _progress(console, "indexing") as progress:
             session = open_session(options, progress)
@@ -88,7 +125,7 @@ async def _answer(session: Any, query: str, out: TextIO) -> bool:
     out.write("\n")
     out.flush()
     if not turn.ok:
-        print(f"engram: the answer failed: {turn.error}", file=sys.stderr)
+        say(f"the answer failed: {turn.error}")
     return turn.ok
 
 
@@ -107,7 +144,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
         return run_app([args.repo, "--backend", args.backend, "--max-tokens",
                         str(args.max_tokens)] + (["--model", args.model] if args.model else [])
                        + (["--data-dir", str(args.data_dir)] if args.data_dir else [])
-                       + [f"--backend-opt={pair}" for pair in args.backend_opt])
+                       + [f"--backend-opt={pair}" for pair in args.backend_opt]
+                       + (["--timeout", str(args.timeout)] if args.timeout else []))
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -184,8 +222,9 @@ APP_USAGE = """\
 the app:
   engram [PATH]            chat with the git repository at PATH (default: here)
   engram -c [PATH]         continue the last session of the repository
-  engram --resume [PATH]   pick a recorded session to resume
-  engram [PATH] --backend NAME --model MODEL --data-dir DIR --max-tokens N
+  engram [PATH] --resume   pick a recorded session to resume
+  engram [PATH] --resume ID   resume the recorded session ID
+  engram [PATH] --backend NAME --model MODEL --data-dir DIR --max-tokens N --timeout S
 
 more commands:
   engram replay ...        re-drive recorded or mock-user conversations and score them
@@ -210,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where indexes and sessions live (default: $ENGRAM_HOME or the "
                             "platform data dir)")
         p.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+        p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                       help=TIMEOUT_HELP)
         p.add_argument("--shared-memory", action="store_true",
                        help="memory backends keep one store per repository, shared by sessions")
         backend_opt_argument(p)
@@ -258,13 +299,34 @@ def app_parser() -> argparse.ArgumentParser:
     parser.add_argument("path", nargs="?", default=".", help="the repository (default: here)")
     parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
                         help="continue the last session of this repository")
-    parser.add_argument("--resume", action="store_true", help="pick a session to resume")
+    parser.add_argument("--resume", nargs="?", const="", default=None, metavar="ID",
+                        help="resume the recorded session ID (without ID: pick one)")
     parser.add_argument("--backend", default="full", help="memory backend")
     parser.add_argument("--model", default=None, help="any litellm model string")
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
     backend_opt_argument(parser)
+    parser.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                        help=TIMEOUT_HELP)
     return parser
+
+
+def _resume_path(repo: Path, data_dir: Path | None, session: str) -> Path:
+    """The transcript of session ``session`` of ``repo``; CLIError when the id is not a
+    session id (``../x``, a path) or no such session was recorded."""
+    from memory._checks import valid_session_id
+    from memory._git import toplevel
+    from memory.home import repo_home
+    from memory.transcript import sessions_dir
+
+    if not valid_session_id(session):
+        raise CLIError(f"--resume: {session[:80]!r} is not a session id (letters, digits, "
+                       "'_', '.', '-'; as `/sessions` lists them)")
+    home = repo_home(toplevel(repo.expanduser()), data_dir)
+    path = sessions_dir(home) / f"{session}.jsonl"
+    if not path.is_file():
+        raise CLIError(f"--resume: no recorded session {session!r} under {sessions_dir(home)}")
+    return path
 
 
 def _preflight(repo: Path, data_dir: Path | None, backend: str) -> None:
@@ -295,17 +357,24 @@ def _preflight(repo: Path, data_dir: Path | None, backend: str) -> None:
 
 def run_app(argv: list[str]) -> int:
     args = app_parser().parse_args(argv)
+    if args.resume and args.path == "." and Path(args.resume).is_dir():
+        args.path, args.resume = args.resume, ""  # the older `engram --resume PATH`
+    transcript = None
     try:
         _preflight(Path(args.path), args.data_dir, args.backend)
         backend_options = _backend_options(args)
+        timeout = llm_timeout(args.timeout)
+        if args.resume:
+            transcript = _resume_path(Path(args.path), args.data_dir, args.resume)
     except CLIError as exc:
-        print(f"engram: {exc}", file=sys.stderr)
+        say(str(exc))
         return EXIT_USAGE
     from tui.app import AppOptions, EngramApp
 
     options = AppOptions(repo=Path(args.path), backend=args.backend, model=args.model,
                          data_dir=args.data_dir, continue_last=args.continue_last,
-                         pick_session=args.resume, max_tokens=args.max_tokens,
+                         pick_session=args.resume == "", max_tokens=args.max_tokens,
+                         transcript=transcript, timeout=timeout,
                          backend_options=backend_options)
     EngramApp(options).run()
     return 0
@@ -326,7 +395,10 @@ def _plugin_command(name: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from memory.redact import install_log_redaction
+
     _offline_env()
+    install_log_redaction()
     argv = sys.argv[1:] if argv is None else argv
     # a plugin command is a bare word; scanning entry points costs ~60 ms of the app's start
     named = bool(argv) and argv[0] not in SUBCOMMANDS and not argv[0].startswith(("-", ".", "/"))
@@ -340,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except CLIError as exc:
-        print(f"engram: {exc}", file=sys.stderr)
+        say(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -167,11 +167,14 @@ class SlashHandlers:
         self.action_sessions()
 
     async def slash_export(self: EngramApp, args: list[str]) -> None:
-        from tui.session import export_markdown
+        from tui.session import export_markdown, export_path
 
         self._need_agent()
-        default = (self.home or Path(".")) / "sessions" / f"{self.session_id}.md"
-        path = Path(args[0]).expanduser() if args else default
+        try:
+            path = Path(args[0]).expanduser() if args else export_path(self.home,
+                                                                       self.session_id)
+        except ValueError as exc:
+            raise SlashError(str(exc)) from exc
         try:
             export_markdown(self.agent.turns, path)
         except OSError as exc:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memory import __version__, _git
+from memory._checks import valid_session_id
 from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
 from memory.embed import LazyEmbedder
@@ -16,7 +17,13 @@ from memory.llm import LLM, LLMConfig, LLMError, check_model, default_model, imp
 from memory.repo import IndexReport, Progress, RepoIndex
 from memory.steering import user_ops
 from memory.store import Store
-from memory.transcript import TranscriptWriter, new_session_id, read_transcript, sessions_dir
+from memory.transcript import (
+    TranscriptWriter,
+    new_session_id,
+    read_transcript,
+    resume_from,
+    sessions_dir,
+)
 from memory.types import Turn
 
 
@@ -44,17 +51,14 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
     model = options.model
     session_id = new_session_id()
     if transcript is not None:
-        recorded = read_transcript(transcript)
-        session = recorded.session or {}
-        session_id = str(session.get("id") or transcript.stem)
-        turns = [Turn.from_record(r) for r in recorded.of_type("turn")]
-        switches = recorded.of_type("switch")
-        backend = str(switches[-1]["to"]) if switches else str(session.get("backend", backend))
-        model = model or session.get("model")
+        resumed = resume_from(transcript)
+        session_id, turns = resumed.session_id, resumed.turns
+        backend = resumed.backend or backend
+        model = model or resumed.model
     registry.spec(backend)
     model = model or default_model()
     await asyncio.to_thread(check_model, model)
-    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens))
+    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens, timeout=options.timeout))
     env = BackendEnv(llm=llm, embedder=LazyEmbedder(), repo=None, data_dir=home,
                      session_id=session_id,
                      options=dict(getattr(options, "backend_options", {}) or {}))
@@ -62,7 +66,7 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
     agent = Agent(registry.create(backend, env), llm, env, TranscriptWriter(path),
                   config=AgentConfig(max_answer_tokens=options.max_tokens))
     if turns:  # with the developer's pins, forgets and edits (memory/steering.py)
-        await agent.resume(turns, user_ops(recorded.records))
+        await agent.resume(turns, user_ops(read_transcript(transcript).of_type("memory")))
     else:
         agent.start_session(session_id, __version__, _git.head(root), repo=str(root))
     return Booted(agent, home, session_id, _git.branch(root), _git.head(root))
@@ -95,6 +99,21 @@ def usable_llm(current: LLM, model: str) -> LLM:
             missing = ", ".join(env.get("missing_keys") or []) or "an API key"
             raise ValueError(f"{model} needs {missing} in the environment")
     return current.with_model(model)
+
+
+def export_path(home: Path | None, session_id: str) -> Path:
+    """Where ``/export`` writes by default: ``sessions/<id>.md`` in the data dir; ValueError
+    when the id could lead anywhere else."""
+    if home is None:
+        raise ValueError("no data dir yet: give /export a path")
+    if not valid_session_id(session_id):
+        raise ValueError(f"session id {session_id[:80]!r} is not a file name; "
+                         "give /export a path")
+    folder = sessions_dir(home).resolve()
+    path = (folder / f"{session_id}.md").resolve()
+    if path.parent != folder:
+        raise ValueError(f"{path} is outside {folder}; give /export a path")
+    return path
 
 
 def export_markdown(turns: list[Turn], path: Path) -> None:

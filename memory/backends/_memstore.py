@@ -1,5 +1,7 @@
 """Memories and their event history, persisted in LanceDB, one scope at a time.
 
+Text is redacted (``memory.redact``) before it is kept, in memory and on disk alike.
+
 A scope is ``<backend>:<session id>`` (memories of one session) or
 ``<backend>:repo`` (shared by every session of the repository).
 """
@@ -15,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from memory.embed import cosine, top_k
+from memory.redact import redact
 from memory.store import Store, quote
 
 MIRROR_SEARCH_MAX = 5_000  # live memories searched in process rather than through LanceDB
@@ -124,7 +127,8 @@ class MemoryStore:
 
     def add(self, text: str, locations: list[str], vector: np.ndarray,
             turn: int) -> tuple[Memory, MemoryEvent]:
-        memory = Memory(uuid.uuid4().hex, text, list(locations), turn, turn)
+        text, locations = redact(text), [redact(loc) for loc in locations]
+        memory = Memory(uuid.uuid4().hex, text, locations, turn, turn)
         self.store.add(self._memories, [self._row(memory, vector)])
         self._live[memory.id], self._vectors[memory.id] = memory, vector
         self._matrix = None
@@ -133,6 +137,7 @@ class MemoryStore:
     def update(self, memory_id: str, text: str, locations: list[str], vector: np.ndarray,
                turn: int, op: str = "UPDATE") -> MemoryEvent:
         memory = self._live[memory_id]
+        text, locations = redact(text), [redact(loc) for loc in locations]
         old = memory.text
         memory.text, memory.updated = text, turn
         memory.locations = list(dict.fromkeys([*memory.locations, *locations]))

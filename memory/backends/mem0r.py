@@ -18,7 +18,7 @@ from memory.backends._memstore import Memory
 from memory.backends.base import render_chunk
 from memory.backends.mem0 import MAX_FACTS, Fact, Mem0Backend, statements, unique_facts
 from memory.lenient_json import MalformedJSON
-from memory.repo import LocationRefused
+from memory.repo import LocationRefused, refuse_control_characters
 from memory.types import ContextPack, Section, Turn
 
 log = logging.getLogger(__name__)
@@ -92,8 +92,6 @@ class Mem0RBackend(Mem0Backend):
             return names[:MAX_CANDIDATES]
         kept: list[str] = []
         for name in names:
-            if "\x00" in name:
-                continue
             try:
                 found = self.env.repo.locate(name)
             except LocationRefused:
@@ -120,13 +118,14 @@ class Mem0RBackend(Mem0Backend):
             if not location:
                 continue
             path, sep, qual = location.partition("::")
-            if self.env.repo is not None and (sep or "/" in path or path.endswith(".py")):
-                try:
+            try:
+                refuse_control_characters(location)
+                if self.env.repo is not None and (sep or "/" in path or path.endswith(".py")):
                     rel = self.env.repo.relative(path)
-                except LocationRefused as exc:
-                    log.warning("mem0r: refused location %r: %s", location, exc)
-                    continue
-                location = f"{rel}::{qual}" if sep else rel
+                    location = f"{rel}::{qual}" if sep else rel
+            except LocationRefused as exc:
+                log.warning("mem0r: refused location %r: %s", location, exc)
+                continue
             kept.append(location)
         return list(dict.fromkeys(kept))
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from memory.transcript import read_transcript
 from tui.cli import main
 
@@ -59,9 +61,9 @@ def test_headless_chat_answers_each_line_and_records_a_session(
     sessions = list(data.glob("repos/*/sessions/*.jsonl"))
     assert len(sessions) == 1
     transcript = read_transcript(sessions[0])
-    assert transcript.session["backend"] == "rag"
-    assert transcript.session["repo"] == str(demo_repo.resolve())
-    assert len(transcript.session["head"]) == 40
+    assert transcript.session.backend == "rag"
+    assert transcript.session.repo == str(demo_repo.resolve())
+    assert len(transcript.session.head) == 40
     assert [t["user"] for t in transcript.of_type("turn")] == ["first question",
                                                                "second question"]
 
@@ -71,3 +73,37 @@ def test_index_command_reports_a_summary(demo_repo, tmp_path, capsys):
     assert "4 re-indexed" in capsys.readouterr().out
     assert main(["index", "--repo", str(demo_repo), "--data-dir", str(tmp_path / "d")]) == 0
     assert "0 re-indexed" in capsys.readouterr().out
+
+
+def test_timeout_comes_from_the_flag_else_the_config_file(
+        demo_repo, tmp_path, script, monkeypatch, capsys):
+    import json
+
+    import memory.session
+    from tui.cli import CLIError, llm_timeout
+
+    config = tmp_path / "config.json"
+    monkeypatch.setenv("ENGRAM_CONFIG", str(config))
+    assert llm_timeout(None) == 180.0
+    config.write_text(json.dumps({"timeout": 42}))
+    assert llm_timeout(None) == 42.0 and llm_timeout(7.5) == 7.5
+    config.write_text(json.dumps({"timeout": "never"}))
+    with pytest.raises(CLIError, match="'timeout': a timeout is a positive number"):
+        llm_timeout(None)
+    config.write_text(json.dumps({"timeout": 42}))
+    seen = []
+    real = memory.session.open_session
+
+    def spy(options, progress=None):
+        session = real(options, progress)
+        seen.append(session.agent.llm.config.timeout)
+        return session
+
+    monkeypatch.setattr(memory.session, "open_session", spy)
+    args = ["ask", "hi", "--repo", str(demo_repo), "--model", "scripted/t",
+            "--data-dir", str(tmp_path / "d")]
+    assert main(args) == 0 and main([*args, "--timeout", "9"]) == 0
+    assert seen == [42.0, 9.0]
+    with pytest.raises(SystemExit):
+        main([*args, "--timeout", "0"])
+    assert "positive number of seconds" in capsys.readouterr().err

@@ -98,7 +98,7 @@ async def test_detector_flags_the_removed_guard_and_regenerates_once(make_agent,
     assert blocks[-1].links == [1]
     assert blocks[-1].diff.removed == ('if not name: raise ValueError("name required")',)
 
-    records = read_transcript(agent.transcript.path).records
+    records = [r.data for r in read_transcript(agent.transcript.path).records]
     conflicts = [r for r in records if r.get("op") == "conflict"]
     assert len(conflicts) == 1 and conflicts[0]["regenerated"] and conflicts[0]["remaining"] == []
     recorded = [r for r in records if r["type"] == "turn"]
@@ -162,7 +162,7 @@ async def test_malformed_judge_output_keeps_memory_and_loses_no_turn(make_agent,
     turn = await agent.ask("And what does render_form return?")
     assert turn.ok and len(agent.turns) == 2
     assert list(agent.backend.context_memory) == before
-    records = read_transcript(agent.transcript.path).records
+    records = [r.data for r in read_transcript(agent.transcript.path).records]
     skipped = [r for r in records if r.get("op") == "skipped"]
     assert skipped and "judge output unusable" in skipped[0]["text"]
 

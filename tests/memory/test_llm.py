@@ -177,3 +177,27 @@ def test_structured_mode_follows_what_litellm_knows_of_the_model():
     assert LLM(LLMConfig(model="openai/gpt-4o-mini")).structured_mode() == "schema"
     assert LLM(LLMConfig(model="anthropic/claude-3-5-haiku-latest")).structured_mode() in (
         "schema", "json")
+
+
+async def test_a_hung_provider_is_cut_at_the_configured_timeout(monkeypatch):
+    import asyncio
+    import time
+
+    async def hang(**kwargs):
+        await asyncio.sleep(60)
+
+    monkeypatch.setattr(import_litellm(), "acompletion", hang)
+    llm = LLM(LLMConfig(model="scripted/test", retries=1, backoff=0.01, timeout=0.2))
+    started = time.monotonic()
+    with pytest.raises(LLMError, match="timed out"):
+        await llm.stream([{"role": "user", "content": "hi"}])
+    assert time.monotonic() - started < 2  # two tries of 0.2 s, not 2 x 180 s
+
+
+@pytest.mark.parametrize("value", [0, -1, "soon", float("nan"), float("inf"), True, None])
+def test_a_timeout_must_be_a_positive_number_of_seconds(value):
+    from memory.llm import parse_timeout
+
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        parse_timeout(value)
+    assert parse_timeout("2.5") == 2.5

@@ -157,7 +157,8 @@ async def test_mem0r_locations_resolve_or_are_refused(make_agent, script):
         {"text": "Exact location.", "locations": ["app/forms.py::Form.validate_input"]},
         {"text": "Partial name.", "locations": ["validate_input"]},
         {"text": "Wrong directory.", "locations": ["lib/forms.py::validate_input"]},
-        {"text": "Escaping path.", "locations": ["../../etc/passwd"]},
+        {"text": "Escaping path.", "locations": ["../../etc/passwd", "app/forms.py\x00::Form",
+                                                 "validate\x00input"]},
         {"text": "Unknown name.", "locations": ["frobnicate_everything"]},
     ]
     script.push("ok", extract(*facts), ops(*({"fact": i, "op": "ADD"} for i in range(5))))
@@ -170,6 +171,7 @@ async def test_mem0r_locations_resolve_or_are_refused(make_agent, script):
                      "lib/forms.py::validate_input"):
         assert agent.backend.resolve(location)[0] == target
     assert agent.backend.resolve("../../etc/passwd") is None
+    assert agent.backend.resolve("app/forms.py\x00::Form") is None
     pack = await agent.backend.context("validate input locations", budget=100_000)
     repo = pack.of_kind("repo")
     assert [s.source for s in repo] == [target]  # linked code, shown once

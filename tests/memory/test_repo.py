@@ -99,6 +99,20 @@ def test_paths_escaping_the_repository_are_refused(demo_repo, embedder):
         index.locate("app/../../outside.py::f")
 
 
+@pytest.mark.parametrize("location", ["app/forms.py\x00::Form", "app/\x00", "validate\x00input",
+                                      "app/forms.py::Form\x1b[2J", "app/db\x7f.py",
+                                      "a\nb.py::f"])
+def test_nul_and_control_characters_are_refused_like_other_bad_locations(
+        demo_repo, embedder, location):
+    index = open_index(demo_repo, embedder)
+    with pytest.raises(LocationRefused, match="control character"):
+        index.locate(location)
+    path = location.partition("::")[0]
+    if path != "app/forms.py":
+        with pytest.raises(LocationRefused, match="control character"):
+            index.relative(path)
+
+
 def test_binary_huge_and_vendored_files_are_skipped_with_reasons(tmp_path, embedder):
     root = make_repo(tmp_path / "r", {
         "ok.py": "def fine():\n    return 1\n",

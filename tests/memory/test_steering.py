@@ -15,7 +15,7 @@ from memory.types import ContextPack, Section, Turn
 
 
 def steering_records(agent) -> list[dict]:
-    return user_ops(read_transcript(agent.transcript.path).records)
+    return user_ops(read_transcript(agent.transcript.path).of_type("memory"))
 
 
 def sources(pack: ContextPack, kind: str) -> list[str]:
@@ -119,7 +119,7 @@ async def test_steering_survives_resume(make_agent, script):
 
     resumed = make_agent("full")
     turns = [Turn.from_record(r) for r in records.of_type("turn")]
-    await resumed.resume(turns, user_ops(records.records))
+    await resumed.resume(turns, user_ops(records.of_type("memory")))
     pack = await resumed.context("unrelated words")
     assert sources(pack, "history") == ["turn:0", "turn:0", "turn:2", "turn:2"]
     assert "app/db.py::connect" in sources(pack, "repo")

@@ -3,7 +3,8 @@ from __future__ import annotations
 import json
 import random
 
-from memory.transcript import REDACTED, TranscriptWriter, read_transcript, redact
+from memory.redact import REDACTED, redact
+from memory.transcript import TranscriptWriter, read_transcript
 
 
 def write_sample(path, n=12):
@@ -21,7 +22,7 @@ def test_round_trip(tmp_path):
     write_sample(tmp_path / "t.jsonl")
     transcript = read_transcript(tmp_path / "t.jsonl")
     assert transcript.problems == []
-    assert transcript.session["id"] == "s1"
+    assert transcript.session.id == "s1"
     assert [r["index"] for r in transcript.of_type("turn")] == list(range(12))
     assert len(transcript.of_type("switch")) == 3
 
@@ -72,7 +73,7 @@ def test_random_truncations_and_corruptions_keep_every_intact_record(tmp_path):
         # a line is intact if it is unchanged and ended by a newline (or is the file's end)
         intact = [line for line in lines if line in original]
         kept = [json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode()
-                for r in transcript.records]
+                for r in (x.data for x in transcript.records)]
         for line in intact:
             assert line in kept, f"trial {trial}: lost an intact record"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -10,6 +11,7 @@ from memory.backends import registry
 from replay.mockuser import TemplateUser
 from replay.outline import load_outline
 from replay.runner import Replay, ReplayConfig, ReplayError
+from replay.sandbox import mode as sandbox_mode
 from replay.sources import load_source
 from replay.tasks import outline_tasks
 from tests.replay.conftest import perfect_reply
@@ -95,6 +97,33 @@ async def test_iterative_source_gives_ia_ca_ifr(tmp_path, script, embedder):
     assert it["ia"] == [1.0, 1.0, 1.0]  # each turn's own tests pass ("assert True" at turn 3)
     assert it["ca"] == pytest.approx([1.0, 1.0, 2 / 3])  # turn 3 fails the None test again
     assert it["ifr"] == pytest.approx([0.0, 0.0, 1 / 2])
+    assert pairs[0]["sandbox"] == sandbox_mode() and sandbox_mode() in ("bwrap", "weak")
+
+
+async def test_a_weak_sandbox_is_recorded_and_reported(tmp_path, script, embedder, monkeypatch):
+    from rich.console import Console
+
+    from replay.report import summarize, table
+
+    script.push("```python\ndef add(a, b):\n    return a + b\n```")
+    path = tmp_path / "codeif.jsonl"
+    path.write_text(json.dumps({**CODEIF_TASK, "multi-turn": [], "requirements": {}}) + "\n")
+    monkeypatch.setenv("ENGRAM_SANDBOX", "weak")  # as where the kernel refuses namespaces
+    sandbox_mode.cache_clear()
+    try:
+        replay = Replay(config(tmp_path, ["full"]), embedder=embedder)
+        try:
+            pairs = await replay.run(load_source(path))
+        finally:
+            replay.close()
+    finally:
+        sandbox_mode.cache_clear()
+    assert pairs[0]["sandbox"] == "weak"
+    summary = summarize(pairs)
+    assert summary["sandbox"] == ["weak"]
+    console = Console(file=io.StringIO(), width=140)
+    console.print(table(summary))
+    assert "sandbox: weak (WEAK: the kernel refused namespaces" in console.file.getvalue()
 
 
 def test_unknown_backend_is_refused(tmp_path, embedder):
@@ -119,6 +148,7 @@ def test_cli_writes_results_and_prints_a_table(tmp_path, outline_file, script, c
     printed = capsys.readouterr().out
     assert "engram replay" in printed and "empty" in printed
     assert "judge accuracy on the outlines' truth/distractor pairs" in printed
+    assert results["sandbox"] == [sandbox_mode()] and f"sandbox: {sandbox_mode()}" in printed
     assert main(["replay", str(tmp_path / "missing.json"), "--model", "scripted/t",
                  "--out", str(out)]) == 2
 

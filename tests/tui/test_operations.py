@@ -142,8 +142,8 @@ async def test_the_session_record_names_the_repository_from_the_start(app_factor
                 break
             await pilot.pause(0.05)
         session = read_transcript(app.agent.transcript.path).session
-        assert session["repo"] == str(demo_repo.resolve())
-        assert session["head"] == _git.head(demo_repo) and len(session["head"]) == 40
+        assert session.repo == str(demo_repo.resolve())
+        assert session.head == _git.head(demo_repo) and len(session.head) == 40
         await ready(app, pilot)
         await send(pilot, "a question")
         assert load_recorded(app.agent.transcript.path).repo == str(demo_repo.resolve())

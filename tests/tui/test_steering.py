@@ -72,7 +72,7 @@ async def test_pin_forget_edit_change_the_next_context_and_are_recorded(app_fact
         turn = app.agent.turns[-1]
         assert {"kind": "memory", "source": dates.id, "pinned": True}.items() <= \
             next(c for c in turn.context if c["source"] == dates.id).items()
-        records = user_ops(read_transcript(app.agent.transcript.path).records)
+        records = user_ops(read_transcript(app.agent.transcript.path).of_type("memory"))
         assert [(r["op"], r["id"], r["by"]) for r in records] == [
             ("pin", dates.id, "user"), ("forget", cli.id, "user"), ("edit", dates.id, "user")]
 

@@ -17,17 +17,18 @@ from memory.transcript import read_transcript
 def describe(path: Path) -> str:
     """One line: when, the backend it ended on, turns (A/B turns), and its first query."""
     transcript = read_transcript(path)
-    session = transcript.session or {}
-    turns = transcript.of_type("turn")
-    switches = transcript.of_type("switch")
-    backend = switches[-1].get("to", "?") if switches else session.get("backend", "?")
-    started = session.get("started")
+    session = transcript.session
+    turns = transcript.turns
+    switches = transcript.switches
+    backend = switches[-1].to if switches else (session.backend if session else "") or "?"
+    started = session.started if session is not None else None
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(started)) \
-        if isinstance(started, int | float) else "????-??-?? ??:??"
-    ab = len(transcript.of_type("ab"))
+        if started is not None else "????-??-?? ??:??"
+    ab = len(transcript.comparisons)
     counts = f"{len(turns):3} turns" + (f" ({ab} A/B)" if ab else "")
-    title = " ".join(str(turns[0].get("user", "")).split())[:50] if turns else "(no turns)"
-    return f"{when}  {backend:8} {counts:16} {title}"
+    title = " ".join(turns[0].user.split())[:50] if turns else "(no turns)"
+    bad = f"  [{len(transcript.problems)} bad lines skipped]" if transcript.problems else ""
+    return f"{when}  {backend[:20]:8} {counts:16} {title}{bad}"
 
 
 class SessionPicker(ModalScreen[Path | None]):
