@@ -9,6 +9,8 @@ On the ~120k-line benchmark tree of bench_index.py (or ``--repo``), index alread
 3. (not with ``--quick``) keystroke-to-echo latency while local/smollm2 streams an
    answer, and the time to switch to a non-LLM backend (full, rag) after 50 turns
    (turns loaded from a recorded session with ``-c``).
+4. (not with ``--quick``) keystroke-to-echo latency during a 5-turn mem0 catch-up on
+   local/smollm2 (``/backend mem0`` after ``-c``), and how long that catch-up took.
 """
 
 from __future__ import annotations
@@ -53,8 +55,16 @@ def echo_latency(repo: Path, data: Path) -> list[float]:
     child.expect("index ready")
     child.send("Explain how colors are parsed, in detail.\r")
     time.sleep(25)  # the model is loaded and streaming by now
+    latencies = keys_echo(child)
+    child.sendcontrol("q")
+    child.expect(pexpect.EOF)
+    return latencies
+
+
+def keys_echo(child: pexpect.spawn, keys: int = 10) -> list[float]:
+    """Milliseconds from sending a key to seeing it on the screen, per key."""
     latencies = []
-    for i in range(10):
+    for i in range(keys):
         marker = f"zq{i}"
         child.send(marker[:-1])
         time.sleep(0.3)
@@ -64,9 +74,24 @@ def echo_latency(repo: Path, data: Path) -> list[float]:
         latencies.append((time.perf_counter() - start) * 1000)
         child.send("\x7f" * len(marker))
         time.sleep(0.3)
+    return latencies
+
+
+def catchup_echo(repo: Path, data: Path) -> tuple[list[float], float]:
+    """Key echo while mem0 catches up on the 5 turns of the latest session, and the
+    catch-up's duration."""
+    child = spawn([str(repo), "-c", "--model", "local/smollm2"], data)
+    child.expect("resumed 5 turns")
+    child.expect("index ready")
+    child.send("/backend mem0\r")
+    start = time.perf_counter()
+    child.expect("switching to mem0")
+    latencies = keys_echo(child)
+    child.expect("backend mem0, caught up on 5 turns", timeout=900)
+    elapsed = time.perf_counter() - start
     child.sendcontrol("q")
     child.expect(pexpect.EOF)
-    return latencies
+    return latencies, elapsed
 
 
 def record_session(repo: Path, data: Path, turns: int) -> None:
@@ -75,11 +100,12 @@ def record_session(repo: Path, data: Path, turns: int) -> None:
     from memory.types import Turn
 
     sessions = repo_home(repo.resolve(), data) / "sessions"
-    with TranscriptWriter(sessions / "bench-50.jsonl") as writer:
-        writer.write({"type": "session", "id": "bench-50", "repo": str(repo),
+    with TranscriptWriter(sessions / f"bench-{turns}.jsonl") as writer:
+        writer.write({"type": "session", "id": f"bench-{turns}", "repo": str(repo),
                       "model": "local/smollm2", "backend": "empty"})
         for i in range(turns):
-            writer.write(Turn(i, f"question {i} about colors and consoles",
+            writer.write(Turn(i, f"In {i} places we parse colors: keep parse_rgb_hex strict, "
+                                 f"never accept {i + 3}-digit hex codes.",
                               f"answer {i}: " + "words " * 60).to_record())
 
 
@@ -128,6 +154,11 @@ def main() -> None:
         record_session(repo, data, 50)
         for backend in ("full", "rag"):
             print(f"switch to {backend} after 50 turns: {switch_time(repo, data, backend):.2f}s")
+        record_session(repo, data, 5)  # the newest: what -c resumes
+        lat, took = catchup_echo(repo, data)
+        print(f"keystroke echo during a 5-turn mem0 catch-up on local/smollm2: median "
+              f"{statistics.median(lat):.0f} ms, max {max(lat):.0f} ms over {len(lat)} keys "
+              f"(the catch-up took {took:.0f} s)")
 
 
 if __name__ == "__main__":

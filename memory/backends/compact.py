@@ -17,6 +17,7 @@ Options (``BackendEnv.options``): ``compact_share`` (0.8), ``compact_turns`` (0:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from memory.backends._journal import Journal
 from memory.backends.base import (
@@ -27,6 +28,7 @@ from memory.backends.base import (
     split_budget,
     turn_sections,
 )
+from memory.backends.mem0 import statements
 from memory.llm import LLMError
 from memory.types import ContextPack, Section, Turn
 
@@ -47,8 +49,43 @@ to the files and functions it concerns:
   the older one.
 - Open errors: failures, tracebacks or bugs not yet resolved.
 - Code written: which functions or classes were written or changed, where, and what they do.
-Drop greetings and anything later turns made obsolete. Write short bullet lines under
-those five headings, nothing else."""
+Drop greetings and anything later turns made obsolete. Answer with short lines under
+those five headings (a list for each; an empty list when a heading has nothing)."""
+
+HEADINGS = {"requirements": "Requirements", "decisions": "Decisions",
+            "revisions": "Revisions", "open_errors": "Open errors",
+            "code_written": "Code written"}
+MAX_LINES = 8  # per heading, under constrained decoding
+
+
+def summary_schema(choices: list[str] | None) -> dict[str, Any]:
+    """Five lists of lines: free lines, or (constrained decoding) lines chosen among
+    the previous summary's and the folded turns' own sentences."""
+    lines: dict[str, Any]
+    if choices is None:
+        lines = {"type": "array", "items": {"type": "string", "minLength": 3}}
+    elif choices:
+        lines = {"type": "array", "maxItems": min(MAX_LINES, len(choices)),
+                 "items": {"type": "string", "enum": choices}}
+    else:
+        lines = {"type": "array", "maxItems": 0, "items": {"type": "string"}}
+    return {"type": "object", "properties": {key: lines for key in HEADINGS},
+            "required": list(HEADINGS), "additionalProperties": False}
+
+
+def render_summary(data: dict[str, Any]) -> str:
+    """The structured summary as the text the model sees: headings with bullet lines."""
+    blocks = []
+    for key, title in HEADINGS.items():
+        lines = [str(line).strip() for line in data.get(key) or [] if str(line).strip()]
+        if lines:
+            blocks.append(f"{title}:\n" + "\n".join(f"- {line}" for line in lines))
+    return "\n".join(blocks)
+
+
+def summary_lines(summary: str) -> list[str]:
+    """The bullet lines of a rendered summary."""
+    return [line[2:].strip() for line in summary.splitlines() if line.startswith("- ")]
 
 
 @dataclass(frozen=True)
@@ -168,11 +205,16 @@ class CompactBackend:
         if guidance:
             parts.append(f"The developer's instructions for this summary: {guidance}")
         parts.append("New summary:")
-        text = await self.env.llm.complete(
-            [{"role": "system", "content": SUMMARY_PROMPT},
-             {"role": "user", "content": "\n\n".join(parts)}],
-            purpose="memory", max_tokens=self.config.summary_tokens)
-        return text.strip()
+        choices = None
+        if self.env.llm.constrained():  # a small model picks lines, it does not write them
+            found = summary_lines(self.summary)
+            for turn in middle:
+                found += statements(turn.user) + statements(turn.assistant)
+            choices = list(dict.fromkeys(found))
+        data = await self.env.llm.ask_json(
+            SUMMARY_PROMPT, "\n\n".join(parts), summary_schema(choices), name="summary",
+            max_tokens=self.config.summary_tokens)
+        return render_summary(data if isinstance(data, dict) else {})
 
     def drain_records(self) -> list[dict[str, object]]:
         return self.journal.drain()  # type: ignore[return-value]

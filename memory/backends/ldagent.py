@@ -83,6 +83,19 @@ SUMMARY_SCHEMA: dict[str, Any] = {
     "properties": {"summary": {"type": "string", "minLength": 3, "maxLength": 160}},
     "required": ["summary"], "additionalProperties": False,
 }
+SUMMARY_SENTENCES = 3  # chosen under constrained decoding
+
+
+def summary_schema(choices: list[str] | None) -> dict[str, Any]:
+    """A free one-sentence summary, or (constrained decoding: a bounded string is slow
+    under llama.cpp's grammar) up to three sentences chosen among the session's own."""
+    if choices is None:
+        return SUMMARY_SCHEMA
+    summary = {"type": "array", "minItems": 1 if choices else 0,
+               "maxItems": min(SUMMARY_SENTENCES, len(choices)),
+               "items": {"type": "string", "enum": choices} if choices else {"type": "string"}}
+    return {"type": "object", "properties": {"summary": summary},
+            "required": ["summary"], "additionalProperties": False}
 
 
 def persona_schema(developer: list[str] | None, assistant: list[str] | None) -> dict[str, Any]:
@@ -157,14 +170,20 @@ class LDAgentBackend:
             return None
         turns = self.session
         text = "\n".join(exchange(t, CLIP) for t in turns)
+        choices = None
+        if self.env.llm.constrained():
+            choices = list(dict.fromkeys(
+                sentence for t in turns for sentence in statements(t.user)))
         try:
             data = await self.env.llm.ask_json(SUMMARY_PROMPT, f"Session:\n{text}\nAnswer:",
-                                               SUMMARY_SCHEMA, name="event", max_tokens=240)
+                                               summary_schema(choices), name="event",
+                                               max_tokens=240)
         except LLMError as exc:
             self.journal.skip(f"session of turns {turns[0].index}-{turns[-1].index} not "
                               f"summarised (kept open): {exc}")
             return None
-        summary = str(data.get("summary", "")).strip()
+        chosen = data.get("summary", "")
+        summary = (" ".join(map(str, chosen)) if isinstance(chosen, list) else str(chosen)).strip()
         topics = terms(" ".join(f"{t.user} {t.assistant}" for t in turns))
         event = Event(f"e{len(self.events)}", summary, topics,
                       turns[-1].finished or turns[-1].started, [t.index for t in turns])

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memory.backends.base import BackendEnv
-from memory.backends.compact import CompactBackend, CompactConfig
+from memory.backends.compact import HEADINGS, CompactBackend, CompactConfig, summary_schema
 from memory.llm import LLM, LLMConfig
 from memory.transcript import read_transcript
 from memory.types import Turn
@@ -12,6 +14,11 @@ from memory.types import Turn
 def backend(embedder, **config):
     env = BackendEnv(llm=LLM(LLMConfig(model="scripted/test", backoff=0.01)), embedder=embedder)
     return CompactBackend(env, CompactConfig(**config))
+
+
+def summary(**lines: list[str]) -> str:
+    """A structured summary as the model answers it (the headings left out are empty)."""
+    return json.dumps({key: lines.get(key, []) for key in HEADINGS})
 
 
 def turn(i: int) -> Turn:
@@ -28,7 +35,7 @@ async def test_turn_trigger_keeps_head_and_tail_and_summarises_the_middle(embedd
     for i in range(6):
         await compact.observe(turn(i))
     assert compact.compactions == 0 and script.calls == []
-    script.push("- Requirements: parse_date returns UTC (utils/dates.py::parse_date)")
+    script.push(summary(requirements=["parse_date returns UTC (utils/dates.py::parse_date)"]))
     await compact.observe(turn(6))  # 7 verbatim turns > 6: compact
     assert compact.compactions == 1
     # OpenHands' tail after a condensation: max_size // 2 - keep_first - 1 = 1
@@ -49,20 +56,20 @@ async def test_turn_trigger_keeps_head_and_tail_and_summarises_the_middle(embedd
 
 async def test_the_summary_is_recursive(embedder, script):
     compact = backend(embedder, turns=4, keep_first=1)
-    script.push("first summary", "second summary")
+    script.push(summary(decisions=["first summary"]), summary(decisions=["second summary"]))
     for i in range(10):
         await compact.observe(turn(i))
     assert compact.compactions == 2  # at turns 4 and 7 (more than 4 verbatim turns)
     second = script.calls[1][-1]["content"]
-    assert "Previous summary:\nfirst summary" in second
-    assert compact.summary == "second summary"
+    assert "Previous summary:\nDecisions:\n- first summary" in second
+    assert compact.summary == "Decisions:\n- second summary"
     assert compact.summarized == [1, 2, 3, 4, 5, 6]
 
 
 async def test_share_trigger_uses_the_window(embedder, script, monkeypatch):
     compact = backend(embedder, share=0.8)
     monkeypatch.setattr(compact.env.llm, "context_window", lambda: 100)
-    script.push("short summary")
+    script.push(*[summary(requirements=["short summary"])] * 3)
     long = "word " * 30
     for i in range(4):
         await compact.observe(Turn(i, f"{i} {long}", "ok"))
@@ -76,7 +83,7 @@ async def test_forced_compaction_passes_the_guidance(embedder, script):
     for i in range(4):
         await compact.observe(turn(i))
     before = compact.state_digest()
-    script.push("summary that keeps the API decisions")
+    script.push(summary(decisions=["summary that keeps the API decisions"]))
     assert await compact.compact("keep the API decisions")
     assert "keep the API decisions" in script.calls[-1][-1]["content"]
     assert compact.summarized == [1, 2] and [t.index for t in compact.tail] == [3]
@@ -86,13 +93,33 @@ async def test_forced_compaction_passes_the_guidance(embedder, script):
 
 async def test_a_failed_summary_keeps_every_turn(embedder, script, monkeypatch):
     compact = backend(embedder, turns=2)
-    script.push("   ")  # an empty summary is no summary
+    script.push(summary())  # an empty summary is no summary
     for i in range(3):
         await compact.observe(turn(i))
     assert compact.compactions == 0 and compact.summary == ""
     pack = await compact.context("q", budget=10_000)
     assert sources(pack) == ["turn:0", "turn:1", "turn:2"]
     assert [r["op"] for r in compact.drain_records()] == ["skipped"]
+
+
+async def test_the_summary_is_structured_and_rendered_under_headings(embedder, script):
+    compact = backend(embedder, turns=2)
+    script.push(summary(requirements=["parse_date returns UTC"],
+                        open_errors=["test_dates fails on DST"],
+                        code_written=["utils/dates.py::parse_date rewritten"]))
+    for i in range(3):
+        await compact.observe(turn(i))
+    assert compact.summary == ("Requirements:\n- parse_date returns UTC\n"
+                               "Open errors:\n- test_dates fails on DST\n"
+                               "Code written:\n- utils/dates.py::parse_date rewritten")
+
+
+def test_under_constrained_decoding_lines_are_chosen_not_written():
+    schema = summary_schema(["parse_date returns UTC.", "Use the logging module."])
+    lines = schema["properties"]["requirements"]
+    assert lines["items"]["enum"] == ["parse_date returns UTC.", "Use the logging module."]
+    assert lines["maxItems"] == 2 and set(schema["required"]) == set(HEADINGS)
+    assert "maxLength" not in json.dumps(schema)
 
 
 async def test_context_leaves_state_unchanged(embedder, script):

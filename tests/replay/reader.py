@@ -155,7 +155,9 @@ class ContextReader:
         previous = last.split("Previous summary:\n", 1)[-1].split("\n\n", 1)[0]
         kept = [line for line in previous.splitlines() if line and line != "(none yet)"]
         if system.startswith("You maintain the running summary"):  # compact
-            return "\n".join([*kept, *(f"- {f}" for f in facts)])
+            lines = [line[2:] for line in kept if line.startswith("- ")]
+            return json.dumps({"requirements": [*lines, *facts], "decisions": [],
+                               "revisions": [], "open_errors": [], "code_written": []})
         if system.startswith("You keep the recursive summary"):  # memgpt
             return json.dumps({"summary": "\n".join([*kept, *(f"- {f}" for f in facts)])})
         if system.startswith("You summarise a finished session"):  # ldagent
