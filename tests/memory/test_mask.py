@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from memory.backends.base import BackendEnv
 from memory.backends.mask import MaskBackend, mask_text
 from memory.llm import LLM, LLMConfig
@@ -94,3 +96,21 @@ async def test_catch_up_and_context_leave_state_consistent(embedder, script):
     before = one.state_digest()
     await one.context("q", budget=10)
     assert one.state_digest() == before
+
+
+@pytest.mark.slow
+async def test_real_embedded_model_conversation_is_masked(make_agent):
+    """A conversation with local/smollm2: once a turn with code leaves the window, the
+    model's next context shows the placeholder, not the code, and the answers go on."""
+    from memory.backends import registry
+
+    agent = make_agent("full", model="local/smollm2", max_answer_tokens=24)
+    agent.env.options["mask_keep"] = 1
+    agent.backend = registry.create("mask", agent.env)
+    for query in [CODE_TURN, "Should connect log the url?", "And what about Pool?"]:
+        assert (await agent.ask(query)).ok
+    pack = await agent.context("Summarise the fix.")
+    history = [s.text for s in pack.of_kind("history")]
+    assert "[python code block omitted: 6 lines; defines connect, Pool]" in history[0]
+    assert not any("return open_connection" in text for text in history[:2])
+    assert history[-2] == "And what about Pool?"  # the last turn verbatim
