@@ -20,7 +20,8 @@ def reply(messages):
     system, last = messages[0]["content"], messages[-1]["content"]
     said = re.search(r"Developer: (.*)", last)
     if system.startswith("You maintain the running summary"):
-        return "- Requirements: parse_date returns UTC."
+        return json.dumps({"requirements": ["parse_date returns UTC."], "decisions": [],
+                           "revisions": [], "open_errors": [], "code_written": []})
     if system.startswith("You index the notes"):
         return json.dumps({"keywords": ["kw"], "context": f"About {said.group(1)}",
                            "tags": ["requirement"]})
@@ -52,7 +53,7 @@ async def test_compact_lists_its_running_summary(make_agent, script):
     agent = await converse(make_agent, script, "compact", compact_turns=2)
     listing = list_rebuilt(agent.transcript.path, "compact")
     assert listing.splitlines()[1].startswith("running summary of turns 1-")
-    assert "  - Requirements: parse_date returns UTC." in listing
+    assert "  Requirements:\n  - parse_date returns UTC." in listing
 
 
 async def test_amem_lists_its_notes_and_links(make_agent, script):
