@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
 
+from memory.backends.compact import SUMMARY_PROMPT
 from memory.backends.options import OPTIONS, BackendOptionError, parse_options
 from memory.transcript import read_transcript
 from tui.cli import main
@@ -45,7 +47,13 @@ def test_every_option_is_read_by_a_backend():
 
 def test_chat_passes_backend_options_to_the_backend(demo_repo, tmp_path, script, monkeypatch,
                                                     capsys):
-    script.default = lambda messages: "echo: " + messages[-1]["content"][:40]
+    def reply(messages):
+        if SUMMARY_PROMPT[:60] in str(messages):
+            return json.dumps({"requirements": ["question 0"], "decisions": [], "revisions": [],
+                               "open_errors": [], "code_written": []})
+        return "echo: " + messages[-1]["content"][:40]
+
+    script.default = reply
     monkeypatch.setattr(sys, "stdin", iter([f"question {i}\n" for i in range(4)]))
     data = tmp_path / "data"
     code = main(["chat", "--headless", "--repo", str(demo_repo), "--model", "scripted/t",

@@ -4,6 +4,7 @@ replayed), Esc cancels and keeps the previous backend. Skipped memory updates ar
 
 from __future__ import annotations
 
+import json
 import time
 
 from memory.transcript import read_transcript
@@ -156,11 +157,13 @@ async def test_compact_forces_a_summary_with_the_developers_guidance(app_factory
         for query in ["parse_date must return UTC.", "connect needs a timeout.",
                       "render_form escapes HTML."]:
             await send(pilot, query)
-        script.push("- Requirements: parse_date returns UTC (app/dates.py).")
+        script.push(json.dumps({"requirements": ["parse_date returns UTC (app/dates.py)."],
+                                "decisions": [], "revisions": [], "open_errors": [],
+                                "code_written": []}))
         await send(pilot, "/compact keep the function names, don't drop the timeout")
         await until(pilot, lambda: not app.operation)
         backend = app.agent.backend
-        assert backend.summary == "- Requirements: parse_date returns UTC (app/dates.py)."
+        assert backend.summary == "Requirements:\n- parse_date returns UTC (app/dates.py)."
         assert backend.summarized == [1] and [t.index for t in backend.tail] == [2]
         prompt = script.calls[-1][-1]["content"]
         assert ("The developer's instructions for this summary: keep the function names, "
