@@ -20,11 +20,12 @@ EXIT_USAGE = 2
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="engram replay",
-        epilog="Also: engram replay demo [options] (the bundled benchmark); "
+        epilog="Also: engram replay demo [qa|experience] [options] (the bundled benchmark); "
                "engram replay build REPO --targets FILE --out DIR (outlines); "
                "engram replay score ANSWERS --tasks FILE (grade answers, no model).",
         description="Re-drive a recorded transcript, a LoCoEval-style outline (or a folder "
-                    "of them) or an iterative task file (CodeIF-Bench JSONL) against memory "
+                    "of them), an iterative task file (CodeIF-Bench JSONL), a question file "
+                    "(LongCodeQA) or a task-chain file (SWE-ContextBench) against memory "
                     "backends, and score them.")
     parser.add_argument("source", type=Path)
     parser.add_argument("--backends", default="full,empty,rag",
@@ -181,6 +182,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 DEMO = Path(__file__).with_name("demo")
+# ``engram replay demo [qa|experience]``: the bundled sources on the demo repository
+DEMO_SOURCES = {"outlines": "outlines", "qa": "qa/inventory-qa.json",
+                "experience": "experience/inventory-chains.json"}
 
 
 def build_command_parser() -> argparse.ArgumentParser:
@@ -236,8 +240,10 @@ def main(argv: list[str] | None = None) -> int:
         return score(argv[1:])
     if argv[:1] == ["demo"]:  # the bundled benchmark: its outlines on its repository
         rest = argv[1:]
+        which = rest.pop(0) if rest[:1] and rest[0] in DEMO_SOURCES else "outlines"
         if "--out" not in rest:
-            rest += ["--out", str(Path("replay-runs") / "demo")]
-        argv = [str(DEMO / "outlines"), "--repo", str(DEMO / "inventory"), *rest]
+            rest += ["--out", str(Path("replay-runs") / ("demo" if which == "outlines"
+                                                         else f"demo-{which}"))]
+        argv = [str(DEMO / DEMO_SOURCES[which]), "--repo", str(DEMO / "inventory"), *rest]
     args = build_parser().parse_args(argv)
     return run(args)

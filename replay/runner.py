@@ -28,6 +28,7 @@ from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
 from replay._codeif import IterativeOptions
+from replay._qarepo import RepoTextBackend
 from replay.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
 from replay.llmuser import LLMUser, ReferenceQueries
 from replay.matcher import TaskPacks
@@ -35,6 +36,8 @@ from replay.mockuser import TemplateUser, user_label
 from replay.oracle import OracleBackend
 from replay.outline import Outline
 from replay.prepare import stubbed_copy
+from replay.qa import QASet
+from replay.qa_run import ask_brackets
 from replay.sandbox import Limits
 from replay.sandbox import mode as sandbox_mode
 from replay.sources import Iterative, Recorded, Source
@@ -107,22 +110,28 @@ class Replay:
                               f"{', '.join(sorted(known))}")
 
     # -- preparation ---------------------------------------------------------------------
-    def outline_repo(self, outline: Outline) -> Path:
+    def outline_repo(self, outline: Outline | QASet | Any) -> Path:
+        """The repository an outline (or a question or chain file) names, relative to its
+        file, unless ``--repo`` is given."""
         if self.config.repo is not None:
             return self.config.repo
+        what = "outline" if isinstance(outline, Outline) else outline.kind
         if not outline.repo:
-            raise ReplayError(f"outline {outline.id} names no repository; pass --repo")
+            raise ReplayError(f"{what} {outline.id} names no repository; pass --repo")
         path = Path(outline.repo)
         if not path.is_absolute() and outline.source is not None:
             path = outline.source.parent / path
         if not path.is_dir():
-            raise ReplayError(f"outline {outline.id}: repository {path} not found; pass --repo")
+            raise ReplayError(f"{what} {outline.id}: repository {path} not found; pass --repo")
         return path
 
-    def prepare(self, outline: Outline) -> Prepared:
+    def prepare(self, outline: Outline | QASet) -> Prepared:
+        """The outline's repository without its targets (a question set's: a plain copy,
+        its own git repository, so the index holds that repository alone)."""
         key = source_id(outline)
         if key not in self._prepared:
-            targets = [(s.path, s.function, s.tests) for s in outline.samples]
+            targets = [(s.path, s.function, s.tests) for s in outline.samples] \
+                if isinstance(outline, Outline) else []
             copy = stubbed_copy(self.outline_repo(outline), targets, self.work / key / "repo")
             index = RepoIndex(copy, Store(self.work / key / "index.lance"), self.embedder)
             index.refresh()
@@ -168,6 +177,8 @@ class Replay:
             if not isinstance(source, Outline):
                 raise ReplayError("the oracle backend needs an outline source")
             backend: Any = OracleBackend(env, source)
+        elif name == "full" and isinstance(source, QASet):  # LongCodeBench's baseline
+            backend = RepoTextBackend(env)
         else:
             backend = self.backends.create(name, env)
         writer = TranscriptWriter(self.config.out / "conversations" / f"{pair}.jsonl")
@@ -188,7 +199,7 @@ class Replay:
         agent = None
         try:
             repo = None
-            if isinstance(source, Outline):
+            if isinstance(source, Outline | QASet):
                 async with self._lock:
                     prepared = await asyncio.to_thread(self.prepare, source)
                 repo = prepared.index
@@ -222,6 +233,10 @@ class Replay:
                     self._tick(label, n + 1, len(source.queries) + 1)
             elif isinstance(source, Iterative):
                 result["iterative"] = await self._iterate(agent, source, label)
+            elif isinstance(source, QASet):
+                result["qa"] = await ask_brackets(
+                    agent, source, self.config.seed,
+                    lambda done, total: self._tick(label, done, total + 1))
             if isinstance(source, Iterative) or (isinstance(source, Outline)
                                                  and source.tasks.generate):
                 result["sandbox"] = sandbox_mode()  # "bwrap", or "weak" where it fell back

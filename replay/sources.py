@@ -2,6 +2,8 @@
 
 - ``recorded``: the user turns of a transcript (``memory.transcript`` format).
 - ``outline``: a LoCoEval-style outline (a file or a folder of them), voiced by a mock user.
+- ``qa``: multiple-choice questions about a repository (``replay.qa``: engram's format
+  or LongCodeBench's), asked at four context-length brackets.
 - ``iterative``: instruction sequences with per-turn tests — CodeIF-Bench's
   function-level JSONL as published, or our JSON ({"tasks": [{"id", "turns":
   [{"instruction", "tests": [assert snippets]}]}]}). A CodeIF-Bench task is its
@@ -19,6 +21,7 @@ from typing import Any
 
 from memory.transcript import read_transcript
 from replay.outline import Outline, OutlineError, load_outlines
+from replay.qa import QAError, QASet, is_lcb, parse_qa
 
 
 class SourceError(ValueError):
@@ -48,7 +51,7 @@ class Iterative:
     kind: str = "iterative"
 
 
-Source = Recorded | Outline | Iterative
+Source = Recorded | Outline | Iterative | QASet
 
 
 def load_recorded(path: Path) -> Recorded:
@@ -148,6 +151,11 @@ def load_source(path: Path) -> list[Source]:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SourceError(f"{path}: cannot read: {exc}") from exc
+    if (isinstance(data, dict) and data.get("kind") == "qa") or is_lcb(data):
+        try:
+            return list(parse_qa(data, path))
+        except QAError as exc:
+            raise SourceError(str(exc)) from exc
     if isinstance(data, dict) and "samples" in data and "topics" in data:
         try:
             return list(load_outlines(path))
