@@ -27,7 +27,10 @@ class QAReader:
         self.asked: list[tuple[str, bool]] = []  # (question id, evidence in the prompt)
 
     def find(self, text: str) -> Question | None:
-        return next((q for q in self.questions if q.question in text), None)
+        """The question asked (its stem and its four options: stems may repeat)."""
+        return next((q for q in self.questions if q.question in text
+                     and all(f") {o}\n" in f"{text}\n" for o in (q.correct, *q.wrong))),
+                    None)
 
     @staticmethod
     def letter_of(question: Question, text: str) -> str:
