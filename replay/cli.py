@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="code taken from an iterative answer: engram (every fenced "
                              "block) or codeif (the benchmark's: first ```python block, "
                              "indented docstrings and blank lines stripped)")
+    parser.add_argument("--experience-settings", default=None, metavar="A,B",
+                        help="task-chain sources: which of SWE-ContextBench's settings to run "
+                             "(none, free, oracle, free-summary, oracle-summary; default all)")
     parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
                         help="a backend hyperparameter, repeatable (e.g. compact_turns=6; "
                              "`engram backends` lists them)")
@@ -78,12 +81,16 @@ def _config(args: argparse.Namespace) -> Any:
     from memory.backends.options import parse_options
     from memory.llm import default_model
     from replay._codeif import IterativeOptions
+    from replay.experience import SETTINGS
+    from replay.experience_run import check_settings
     from replay.judge import THRESHOLD
     from replay.mockuser import choose_user
     from replay.runner import ReplayConfig
     from replay.sandbox import Limits
 
     user = choose_user(args.mock_user, args.model or default_model(), args.user_model)
+    settings = check_settings([s.strip() for s in args.experience_settings.split(",")
+                               if s.strip()]) if args.experience_settings else SETTINGS
     out = args.out or Path("replay-runs") / f"{args.source.stem}"
     return ReplayConfig(
         backends=[b.strip() for b in args.backends.split(",") if b.strip()],
@@ -99,6 +106,7 @@ def _config(args: argparse.Namespace) -> Any:
         judge_model=args.judge_model or (args.model or default_model()
                                          if args.judge == "llm" else None),
         backend_options=parse_options(args.backend_opt, registry.names()),
+        experience_settings=settings,
     )
 
 
@@ -115,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     try:
         config = _config(args)
-    except BackendOptionError as exc:
+    except (BackendOptionError, ValueError) as exc:
         console.print(f"engram replay: {exc}")
         return EXIT_USAGE
     try:

@@ -14,6 +14,9 @@ What each number is (also the tables' legend):
 - compression: full's prompt tokens / the backend's, over the sources both ran, "5.7×"
   (higher = less context; full = 1×).
 - IA, CA (higher is better), IFR (lower is better): CodeIF-Bench, iterative sources.
+- experience (SWE-ContextBench), per backend and setting: resolved rate of the related
+  tasks (higher is better) and its difference to no experience; prompt tokens and seconds
+  per task (lower is better) and as a share of no experience's.
 - acc X (higher is better): LongCodeQA accuracy with the repository context cut at X of
   the window; evid. X: share of questions whose answering code was in that context.
 Every score is also split by subset (single-hop / multi-hop) and by k (samples per outline).
@@ -26,6 +29,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from replay._experience_report import EXPERIENCE_COLUMNS, EXPERIENCE_LEGEND, experience_rows
 from replay._qa_report import BRACKET_COLUMNS, QA_COLUMNS, QA_LEGEND, qa_scores
 from replay.metrics import compression, normalized
 
@@ -119,6 +123,7 @@ def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
 
     return {"backends": _per_backend(pairs), "by_subset": split("subset"), "by_k": split("k"),
             "judge_check": _judge_check(pairs), "pairs": len(pairs),
+            "experience": experience_rows(pairs),
             "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")})}
 
 
@@ -222,6 +227,10 @@ def table(summary: dict[str, Any]) -> Any:
         rows = {f"{value} · {name}": row
                 for value, per in groups.items() for name, row in per.items()}
         parts.append(_table(f"by {label}", rows, split_columns, first=f"{label} · backend"))
+    if summary.get("experience"):
+        parts.append(_table("experience: related tasks by setting", summary["experience"],
+                            EXPERIENCE_COLUMNS, first="backend · setting",
+                            caption=EXPERIENCE_LEGEND))
     sandbox = sandbox_line(summary.get("sandbox") or [])
     if sandbox is not None:
         parts.append(sandbox)
