@@ -160,3 +160,23 @@ def test_qa_through_the_cli_writes_results_table_and_chart(tmp_path, script, cap
     assert code == 0 and len(script.calls) == calls
     letters = {a["correct_letter"] for r in results["runs"] for a in r["qa"]["answers"]}
     assert letters <= set(LETTERS) and len(letters) > 1  # the seed spreads the right option
+
+
+@pytest.mark.slow
+def test_a_question_through_the_embedded_model(tmp_path):
+    """The real local/smollm2 answers a demo question at each bracket."""
+    from replay.qa import QASet
+
+    [qa] = load_source(DEMO_QA)
+    small = QASet(qa.id, qa.repo, qa.questions[:1], qa.source)
+    replay = Replay(ReplayConfig(backends=["full"], model="local/smollm2",
+                                 out=tmp_path / "real", max_tokens=8))
+    try:
+        [row] = asyncio.run(replay.run([small]))
+    finally:
+        replay.close()
+    assert row["error"] is None and row["tokens"] > 0
+    brackets = row["qa"]["brackets"]
+    assert set(brackets) == {"1/8", "1/4", "1/2", "all"}
+    assert all(b["total"] == 1 and 0.0 <= b["accuracy"] <= 1.0 for b in brackets.values())
+    assert brackets["1/8"]["context_tokens"] < brackets["all"]["context_tokens"]
