@@ -28,6 +28,9 @@ from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
 from replay._codeif import IterativeOptions
+from replay._qarepo import RepoTextBackend
+from replay.experience import SETTINGS, ExperienceSet
+from replay.experience_run import run_experience_tasks, run_settings
 from replay.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
 from replay.llmuser import LLMUser, ReferenceQueries
 from replay.matcher import TaskPacks
@@ -35,6 +38,8 @@ from replay.mockuser import TemplateUser, user_label
 from replay.oracle import OracleBackend
 from replay.outline import Outline
 from replay.prepare import stubbed_copy
+from replay.qa import QASet
+from replay.qa_run import ask_brackets
 from replay.sandbox import Limits
 from replay.sandbox import mode as sandbox_mode
 from replay.sources import Iterative, Recorded, Source
@@ -69,6 +74,7 @@ class ReplayConfig:
     iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
     iterative: IterativeOptions = field(default_factory=IterativeOptions)  # mode, code prep
     backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
+    experience_settings: tuple[str, ...] = SETTINGS  # SWE-ContextBench's settings to run
 
 
 def source_id(source: Source) -> str:
@@ -107,22 +113,32 @@ class Replay:
                               f"{', '.join(sorted(known))}")
 
     # -- preparation ---------------------------------------------------------------------
-    def outline_repo(self, outline: Outline) -> Path:
+    def outline_repo(self, outline: Outline | QASet | Any) -> Path:
+        """The repository an outline (or a question or chain file) names, relative to its
+        file, unless ``--repo`` is given."""
         if self.config.repo is not None:
             return self.config.repo
+        what = "outline" if isinstance(outline, Outline) else outline.kind
         if not outline.repo:
-            raise ReplayError(f"outline {outline.id} names no repository; pass --repo")
+            raise ReplayError(f"{what} {outline.id} names no repository; pass --repo")
         path = Path(outline.repo)
         if not path.is_absolute() and outline.source is not None:
             path = outline.source.parent / path
         if not path.is_dir():
-            raise ReplayError(f"outline {outline.id}: repository {path} not found; pass --repo")
+            raise ReplayError(f"{what} {outline.id}: repository {path} not found; pass --repo")
         return path
 
-    def prepare(self, outline: Outline) -> Prepared:
+    def prepare(self, outline: Outline | QASet | ExperienceSet) -> Prepared:
+        """The outline's repository without its targets (a question set's: a plain copy,
+        its own git repository, so the index holds that repository alone)."""
         key = source_id(outline)
         if key not in self._prepared:
-            targets = [(s.path, s.function, s.tests) for s in outline.samples]
+            targets: list[Any] = []
+            if isinstance(outline, Outline):
+                targets = [(s.path, s.function, s.tests) for s in outline.samples]
+            elif isinstance(outline, ExperienceSet):  # every task's function is written
+                targets = [(t.path, t.function, t.tests)
+                           for t in (*outline.experience, *outline.related)]
             copy = stubbed_copy(self.outline_repo(outline), targets, self.work / key / "repo")
             index = RepoIndex(copy, Store(self.work / key / "index.lance"), self.embedder)
             index.refresh()
@@ -158,9 +174,12 @@ class Replay:
         return path if path is not None and path.is_dir() else None
 
     # -- one pair --------------------------------------------------------------------------
-    def _agent(self, source: Source, name: str, repo: RepoIndex | None) -> Agent:
-        llm = LLM(LLMConfig(model=self.config.model))
-        pair = f"{source_id(source)}__{name}"
+    def _agent(self, source: Source, name: str, repo: RepoIndex | None, *,
+               llm: LLM | None = None, part: str = "") -> Agent:
+        """A fresh agent; ``part`` names one of a pair's several conversations (its
+        transcript file), ``llm`` shares one ledger among them."""
+        llm = llm or LLM(LLMConfig(model=self.config.model))
+        pair = f"{source_id(source)}__{name}" + (f"__{part}" if part else "")
         env = BackendEnv(llm=llm, embedder=self.embedder, repo=repo,
                          data_dir=self.work / "homes" / pair, session_id=pair,
                          options=dict(self.config.backend_options))
@@ -168,6 +187,8 @@ class Replay:
             if not isinstance(source, Outline):
                 raise ReplayError("the oracle backend needs an outline source")
             backend: Any = OracleBackend(env, source)
+        elif name == "full" and isinstance(source, QASet):  # LongCodeBench's baseline
+            backend = RepoTextBackend(env)
         else:
             backend = self.backends.create(name, env)
         writer = TranscriptWriter(self.config.out / "conversations" / f"{pair}.jsonl")
@@ -188,7 +209,7 @@ class Replay:
         agent = None
         try:
             repo = None
-            if isinstance(source, Outline):
+            if isinstance(source, Outline | QASet | ExperienceSet):
                 async with self._lock:
                     prepared = await asyncio.to_thread(self.prepare, source)
                 repo = prepared.index
@@ -196,6 +217,10 @@ class Replay:
                 async with self._lock:
                     repo = await asyncio.to_thread(self.plain_index,
                                                    self.recorded_repo(source))  # type: ignore[arg-type]
+            if isinstance(source, ExperienceSet):
+                await self._experience(source, name, repo, label, result)
+                result["seconds"] = round(time.time() - started, 3)
+                return result
             agent = self._agent(source, name, repo)
             if isinstance(source, Outline):
                 await self._converse(agent, source, repo, label, result)
@@ -222,6 +247,10 @@ class Replay:
                     self._tick(label, n + 1, len(source.queries) + 1)
             elif isinstance(source, Iterative):
                 result["iterative"] = await self._iterate(agent, source, label)
+            elif isinstance(source, QASet):
+                result["qa"] = await ask_brackets(
+                    agent, source, self.config.seed,
+                    lambda done, total: self._tick(label, done, total + 1))
             if isinstance(source, Iterative) or (isinstance(source, Outline)
                                                  and source.tasks.generate):
                 result["sandbox"] = sandbox_mode()  # "bwrap", or "weak" where it fell back
@@ -239,6 +268,35 @@ class Replay:
         result["seconds"] = round(time.time() - started, 3)
         self._tick(label, 1, 1)
         return result
+
+    async def _experience(self, chains: ExperienceSet, name: str, repo: RepoIndex | None,
+                          label: str, result: dict[str, Any]) -> None:
+        """Experience tasks, then the related tasks under each setting; one ledger for the
+        pair's answers and memory operations, the summaries' tokens apart."""
+        llm = LLM(LLMConfig(model=self.config.model))
+        summary_llm = LLM(LLMConfig(model=self.config.model))
+        total = len(chains.experience) + len(chains.related) * len(self.config.experience_settings)
+        ticks = iter(range(1, total + 1))
+        original = self.outline_repo(chains)
+        try:
+            done = await run_experience_tasks(
+                chains, lambda part: self._agent(chains, name, repo, llm=llm, part=part),
+                summary_llm, original, self.config.limits)
+            self._tick(label, len(chains.experience), total)
+            settings = await run_settings(
+                chains, self.config.experience_settings,
+                lambda part: self._agent(chains, name, repo, llm=llm, part=part), done,
+                original, self.config.limits,
+                lambda: self._tick(label, len(chains.experience) + next(ticks), total))
+            result["experience"] = {"settings": settings, "experience_tasks": done.graded,
+                                    "summaries": done.summaries,
+                                    "summary_tokens": summary_llm.ledger.tokens}
+            result["sandbox"] = sandbox_mode()
+        except Exception as exc:  # one pair failing must not end the run
+            log.exception("replay pair %s failed", label)
+            result["error"] = f"{type(exc).__name__}: {exc}"
+        result["tokens"] = llm.ledger.tokens
+        result["usage"] = llm.ledger.to_dict()
 
     def _judge(self) -> EmbedJudge | LLMJudge:
         if self.config.judge_model:
