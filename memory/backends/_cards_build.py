@@ -19,7 +19,15 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memory.backends._cards_graph import ContextGraph, Node, subject_key
+import numpy as np
+
+from memory.backends._cards_graph import (
+    ContextGraph,
+    Node,
+    claim,
+    revision_cue,
+    subject_key,
+)
 from memory.backends._codeast import code_blocks, first_definition
 from memory.backends.base import exchange
 from memory.backends.mem0 import statements
@@ -283,18 +291,28 @@ class GraphBuilder:
                                   [hit[0]] if hit is not None else [], turn.index, origin))
         if not nodes:
             return report
-        vectors = await asyncio.to_thread(self.env.embedder.embed, [n.content for n in nodes])
-        for node, vector in zip(nodes, vectors, strict=True):
-            self._place(node, vector, report)
+        cued = [n for n in nodes if n.type == "fact" and revision_cue(n.content)]
+        quoted = [n for n in cued if claim(n.content) != n.content]
+        vectors = await asyncio.to_thread(self.env.embedder.embed,
+                                          [n.content for n in nodes]
+                                          + [claim(n.content) for n in quoted])
+        own = dict(zip((n.id for n in nodes), vectors[:len(nodes)], strict=True))
+        claims = {n.id: own[n.id] for n in cued}
+        claims.update(zip((n.id for n in quoted), vectors[len(nodes):], strict=True))
+        for node in nodes:
+            self._place(node, own[node.id], report, claims.get(node.id))
         for a in nodes:  # the units of one turn belong to one task
             for b in nodes:
                 if a.id < b.id:
                     self.graph.link(a.id, b.id, "task")
         return report
 
-    def _place(self, node: Node, vector: Any, report: TurnReport) -> None:
+    def _place(self, node: Node, vector: Any, report: TurnReport,
+               claim_vector: Any = None) -> None:
         graph = self.graph
-        revised = graph.revisions(node, vector)
+        revised = graph.revisions(node, vector, claim_vector)
+        if claim_vector is not None:
+            graph.claims[node.id] = np.asarray(claim_vector, dtype=np.float32)
         similar = graph.similar_to(node, vector)
         graph.add(node, vector)
         report.added.append(node)

@@ -30,14 +30,17 @@ NODE_TYPES = ("fact", "symbol", "file", "code", "failure", "summary")
 EDGE_TYPES = ("contains", "similar", "conflict", "precondition", "task")
 
 REVISE = 0.92  # cosine from which a same-subject fact revises the earlier one
-REVISE_CUED = 0.55  # with a revision cue, this much similarity is enough
+REVISE_CUED = 0.55  # with a revision cue, this much similarity of its claim is enough
+REVISE_AGAIN = 0.8  # a statement this close to what a cued one retracted revises it
 SIMILAR = 0.75  # cosine for a ``similar`` edge
+CLOSED_WORDS = 10  # a value-setting statement is short; a longer one is prose
 SIMILAR_EDGES = 3  # per new node, at most
 
 _CUES = re.compile(
     r"\b(actually|instead|scratch that|forget (?:this|that|it|what)|no longer|not any ?more|"
     r"rather than|change of plan|on second thought|correction|revis\w*|replace[sd]? the|"
-    r"the opposite holds|from now on|we changed|changed my mind|not:)", re.I)
+    r"the opposite holds|from now on|we changed|changed my mind|(?:now |is )?outdated|"
+    r"obsolete|not:)", re.I)
 
 
 def revision_cue(text: str) -> bool:
@@ -62,6 +65,30 @@ def frame(text: str) -> str:
     masked = _CODE_SPAN.sub("`_`", text.strip())
     masked = _NUMBER.sub("0", _ARGS.sub("(_)", masked))
     return " ".join(_LEAD.sub("", masked).lower().rstrip(" .;:!").split())
+
+
+def closed(text: str) -> bool:
+    """Whether a statement is a short one whose predicate takes values (code spans beside
+    its subject, an argument list): then only its slot says what it revises."""
+    shape = frame(text)
+    return (shape.count("`_`") >= 2 or "(_)" in shape) and len(shape.split()) <= CLOSED_WORDS
+
+
+def claim(text: str) -> str:
+    """What a statement with a revision cue is about: what follows its last cue, after
+    a colon ("Scratch that for `f`: the opposite holds. Not: X" -> "X"; "For `f`,
+    forget this rule for now: X" -> "X"), else the statement without its cue words."""
+    cues = list(_CUES.finditer(text))
+    if not cues:
+        return text
+    rest = text[cues[-1].end():]
+    if cues[-1].group(0).endswith(":"):
+        return rest.strip() or text
+    _, sep, tail = rest.partition(": ")
+    if sep and tail.strip():
+        return tail.strip()
+    bare = re.sub(r"\s+([,.;])", r"\1", " ".join(_CUES.sub(" ", text).split())).strip(" ,;")
+    return bare or text  # "Actually, X instead." -> "X"
 
 
 def slot(text: str) -> str:
@@ -120,6 +147,7 @@ class ContextGraph:
         self.nodes: dict[str, Node] = {}
         self.edges: list[Edge] = []
         self.vectors: dict[str, np.ndarray] = {}
+        self.claims: dict[str, np.ndarray] = {}  # the claim vectors of cued statements
         self._out: dict[str, list[Edge]] = {}
         self._in: dict[str, list[Edge]] = {}
 
@@ -152,13 +180,22 @@ class ContextGraph:
         old.superseded_by = new.id
         return edge
 
-    def revisions(self, node: Node, vector: np.ndarray) -> list[tuple[Node, float]]:
-        """The current nodes of ``node``'s type that ``node`` revises, with their similarity:
-        same subject, and very similar, or similar with a revision cue, or (facts) setting
-        the same slot with another value."""
+    def revisions(self, node: Node, vector: np.ndarray,
+                  claim_vector: np.ndarray | None = None) -> list[tuple[Node, float]]:
+        """The current nodes of ``node``'s type, about its subject, that ``node`` revises,
+        with their similarity:
+        - code: the earlier version of the same function;
+        - statements whose predicates take values (``closed``): the same slot set again;
+        - other statements: a near repeat (cosine >= ``REVISE``), or the same slot;
+          with a revision cue, also the one statement its claim (``claim_vector``) is
+          closest to, from ``REVISE_CUED``;
+        - a statement that says again what an earlier cued one retracted revises the
+          retraction (its claim at ``REVISE`` or closer)."""
         found: list[tuple[Node, float]] = []
         cued = revision_cue(node.content)
         key = subject_key(node.subject)
+        mine = slot(node.content)
+        best: tuple[Node, float] | None = None
         for other in self.of_type(node.type):
             if other.id == node.id or not other.current or other.id not in self.vectors:
                 continue
@@ -169,9 +206,25 @@ class ContextGraph:
             if key != subject_key(other.subject):
                 continue
             sim = float(cosine(vector, self.vectors[other.id][None, :])[0])
-            same_slot = node.type == "fact" and slot(node.content) == slot(other.content)
-            if sim >= REVISE or (cued and sim >= REVISE_CUED) or same_slot:
+            same_slot = node.type == "fact" and mine == slot(other.content)
+            if node.type == "fact" and closed(node.content) and closed(other.content):
+                if same_slot:
+                    found.append((other, sim))
+                continue
+            if same_slot or sim >= REVISE:
                 found.append((other, sim))
+                continue
+            if cued and claim_vector is not None and not closed(other.content):
+                to_claim = float(cosine(claim_vector, self.vectors[other.id][None, :])[0])
+                if to_claim >= REVISE_CUED and (best is None or to_claim > best[1]):
+                    best = (other, to_claim)
+            retracted = self.claims.get(other.id)
+            if not cued and retracted is not None:
+                again = float(cosine(vector, retracted[None, :])[0])
+                if again >= REVISE_AGAIN:
+                    found.append((other, again))
+        if best is not None:
+            found.append(best)
         return found
 
     def similar_to(self, node: Node, vector: np.ndarray,

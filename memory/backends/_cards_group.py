@@ -12,10 +12,7 @@ card per unit.
 
 from __future__ import annotations
 
-from memory.backends._cards_graph import subject_key
-from memory.backends._cards_pack import Card, Unit, quote
-
-GROUP_PREFIX = "facts:"
+from memory.backends._cards_pack import Card, Unit, card_key, quote
 
 
 def group_facts(units: list[Unit]) -> list[tuple[Card, list[Unit]]]:
@@ -24,9 +21,7 @@ def group_facts(units: list[Unit]) -> list[tuple[Card, list[Unit]]]:
     groups: dict[str, list[Unit]] = {}
     order: list[str] = []
     for unit in units:
-        node = unit.node
-        key = subject_key(node.subject) if node.type == "fact" else ""
-        slot = f"{GROUP_PREFIX}{key}" if key else node.id
+        slot = card_key(unit.node)
         if slot not in groups:
             groups[slot] = []
             order.append(slot)

@@ -19,7 +19,7 @@ Assembly, the two modes CICL separates:
   useful, until the cards fit);
 - ``pre`` (pre-budget compression): compile every candidate into its card first, then
   select cards by utility under the budget.
-Both follow CICL's budget policy: at most ``max_units``, a utility floor (0.02 for
+Both follow CICL's budget policy: at most ``max_units`` cards, a utility floor (0.02 for
 the first unit, 0.06 after), 0.12 more for a stale unit, near-duplicates skipped.
 """
 
@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memory.backends._cards_graph import Node
+from memory.backends._cards_graph import Node, slot, subject_key
 from memory.backends._cards_score import Judgment
 
 LEVELS = ("full", "short", "minimal")
@@ -197,8 +197,12 @@ def _words(text: str) -> set[str]:
 
 
 def _redundant(node: Node, kept: list[Node]) -> bool:
+    """A near-duplicate of a kept unit (two statements setting different slots, such as
+    two dependencies, are not duplicates however many words they share)."""
     mine = _words(node.content)
     for other in kept:
+        if node.type == other.type == "fact" and slot(node.content) != slot(other.content):
+            continue
         theirs = _words(other.content)
         if mine and theirs and len(mine & theirs) / len(mine | theirs) >= REDUNDANT:
             return True
@@ -247,6 +251,12 @@ def pack(units: list[Unit], budget: int, count: Callable[[str], int], *, mode: s
     return packed
 
 
+def card_key(node: Node) -> str:
+    """The card a unit goes into: one per subject for facts, else its own."""
+    key = subject_key(node.subject) if node.type == "fact" else ""
+    return f"facts:{key}" if key else node.id
+
+
 def _told(group: tuple[Card, list[Unit]]) -> tuple[int, int, str]:
     """Presentation order: the repository's code first, then the conversation's cards
     in the order they were said (a card at its latest statement), so the latest
@@ -273,10 +283,12 @@ def _shown(unit: Unit, packed: Packed) -> bool:
 def _select(ranked: list[Unit], budget: int, cost: Callable[[Unit], int], max_units: int,
             packed: Packed) -> list[Unit]:
     chosen: list[Unit] = []
+    cards: set[str] = set()  # facts about one subject make one card (``_cards_group``)
     used = 0
     for unit in ranked:
-        if len(chosen) >= max_units:
-            packed.dropped.append((unit.node.id, "over the unit limit"))
+        card = card_key(unit.node)
+        if card not in cards and len(cards) >= max_units:
+            packed.dropped.append((unit.node.id, "over the card limit"))
             continue
         if unit.utility < _floor(unit, len(chosen)):
             packed.dropped.append((unit.node.id, f"utility {unit.utility:.3f} below the floor"))
@@ -288,6 +300,7 @@ def _select(ranked: list[Unit], budget: int, cost: Callable[[Unit], int], max_un
             packed.dropped.append((unit.node.id, "over the budget"))
             continue
         chosen.append(unit)
+        cards.add(card)
         used += cost(unit)
     return chosen
 

@@ -89,12 +89,35 @@ async def test_the_same_slot_with_another_value_supersedes_without_a_cue(cards_e
     cards = registry.create("cards", cards_env())
     said = ["`connect` belongs in `app/forms.py`.", "`connect` needs `time` from `time`.",
             "`connect` belongs in `app/db.py`.", "`connect` needs `socket` from `socket`."]
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:2:0"  # the location
+
+
+async def said_in_turns(cards, script, said):
     for i, text in enumerate(said):
         script.push(facts((text,)))
         await cards.observe(Turn(i, text, "Noted."))
-    graph = cards.graph
-    assert graph.nodes["fact:0:0"].superseded_by == "fact:2:0"  # the location was revised
-    assert [n.content for n in graph.current() if n.type == "fact"] == said[1:]
+    return [n.content for n in cards.graph.current() if n.type == "fact"]
+
+
+async def test_two_dependencies_in_similar_words_both_stay(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    said = ["`connect` needs `Decimal` from the `decimal` module.",
+            "`connect` needs `InvalidOperation` from the `decimal` module.",
+            "`connect` should reuse `Form` from `app/forms.py`."]
+    assert await said_in_turns(cards, script, said) == said
+
+
+async def test_a_retraction_is_revised_when_the_claim_is_said_again(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    rule = "For `connect`: retry twice when the server does not answer, then give up."
+    said = ["`connect` belongs in `app/db.py`.",
+            f"Scratch that for `connect`: the opposite holds. Not: {rule.split(': ', 1)[1]}",
+            "For `connect`: log every failed attempt.", rule]
+    current = await said_in_turns(cards, script, said)
+    # the retraction touched no unrelated statement, and the rule said again revised it
+    assert current == [said[0], said[2], rule]
+    assert cards.graph.nodes["fact:1:0"].superseded_by == "fact:3:0"
 
 
 async def test_locations_resolve_and_code_blocks_become_nodes(cards_env, script):
