@@ -32,6 +32,7 @@ class AgentConfig:
     max_answer_tokens: int = 512
     system_prompt: str = SYSTEM_PROMPT
     max_tool_steps: int = MAX_STEPS  # model steps of a backend's tool loop per answer
+    answer_temperature: float | None = None  # None: the LLM's own (0); replay's samples > 0
 
 
 class Agent:
@@ -111,6 +112,7 @@ class Agent:
             turn.assistant = await self.llm.stream(
                 pack.to_messages(), purpose="answer", on_token=on_token,
                 max_tokens=self.config.max_answer_tokens,
+                temperature=self.config.answer_temperature,
             )
             await self._review(backend, turn, pack)
         except LLMError as exc:

@@ -13,7 +13,9 @@ What each number is (also the tables' legend):
   operations: LoCoEval's "Avg. #Token"), mean per conversation; completion tokens beside.
 - compression: full's prompt tokens / the backend's, over the sources both ran, "5.7×"
   (higher = less context; full = 1×).
-- IA, CA (higher is better), IFR (lower is better): CodeIF-Bench, iterative sources.
+- IA, CA (higher is better), IFR (lower is better): CodeIF-Bench, iterative sources; pooled
+  in the main table, per turn (with pass@k when answers were sampled) in one table per
+  backend.
 Every score is also split by subset (single-hop / multi-hop) and by k (samples per outline).
 """
 
@@ -24,7 +26,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from replay.metrics import compression, normalized
+from replay._turn_report import iterative_summary, iterative_tables
+from replay.metrics import compression, normalized, pass_at_k
 
 NORMALIZED = ("topic_f1", "extract_f1", "pass@1")
 BY_DEFINITION = ("topic_f1", "extract_f1")  # oracle's value is 1 by definition
@@ -47,7 +50,11 @@ def _scores_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if s.get("topic_f1") is not None:
             topic.append(float(s["topic_f1"]))
         extract += [float(v) for v in (s.get("extract_f1") or {}).values()]
-        passed += [1.0 if v else 0.0 for v in (s.get("passed") or {}).values()]
+        drawn = s.get("passes") or {}  # --samples N: pass@1 by the unbiased estimator
+        for key, ok in (s.get("passed") or {}).items():
+            verdicts = drawn.get(key)
+            passed.append(pass_at_k(len(verdicts), sum(map(bool, verdicts)), 1) if verdicts
+                          else float(bool(ok)))
         recall += [float(v) for v in (s.get("recall") or {}).values()]
         stale += [float(v) for v in (s.get("stale") or {}).values()]
         ctx += [float(v) for v in (s.get("context_tokens") or {}).values()]
@@ -115,6 +122,7 @@ def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
 
     return {"backends": _per_backend(pairs), "by_subset": split("subset"), "by_k": split("k"),
             "judge_check": _judge_check(pairs), "pairs": len(pairs),
+            "iterative": iterative_summary(pairs),
             "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")})}
 
 
@@ -213,6 +221,7 @@ def table(summary: dict[str, Any]) -> Any:
         rows = {f"{value} · {name}": row
                 for value, per in groups.items() for name, row in per.items()}
         parts.append(_table(f"by {label}", rows, split_columns, first=f"{label} · backend"))
+    parts += iterative_tables(summary.get("iterative") or {})
     sandbox = sandbox_line(summary.get("sandbox") or [])
     if sandbox is not None:
         parts.append(sandbox)
