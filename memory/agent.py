@@ -25,6 +25,19 @@ SYSTEM_PROMPT = (
     "blocks."
 )
 Progress = Callable[[int, int], None]
+STRUCTURED = "structured"  # turn.meta key: the turn's structured calls and skipped updates
+
+
+def structured_counts(calls: dict[str, int],
+                      issues: list[dict[str, Any]] | None = None) -> dict[str, int]:
+    """What a turn's meta counts: structured calls (``LLM.stats`` deltas), corrective
+    retries, answers that needed the lenient parser, calls that failed for good, and the
+    memory updates skipped or failed (``memory`` records, op ``skipped`` / ``error``)."""
+    issues = issues or []
+    return {"calls": calls.get("calls", 0), "retries": calls.get("retries", 0),
+            "lenient": calls.get("lenient", 0), "failed": calls.get("failed", 0),
+            "skipped": sum(1 for i in issues if i.get("op") == "skipped"),
+            "errors": sum(1 for i in issues if i.get("op") == "error")}
 
 
 @dataclass(frozen=True)
@@ -101,6 +114,7 @@ class Agent:
 
         A failure comes back as a turn with ``error`` set (and any partial answer)."""
         before = self.llm.ledger.copy()
+        calls_before = self.llm.stats.as_dict()
         started = time.time()
         turn = Turn(index=len(self.turns), user=query, backend=backend.name,
                     model=self.llm.model, started=started)
@@ -123,6 +137,9 @@ class Agent:
         turn.finished = time.time()
         turn.latency_ms = int((turn.finished - started) * 1000)
         turn.usage = self.llm.ledger.since(before)
+        counted = structured_counts(self.llm.stats.since(calls_before))
+        if any(counted.values()):  # a backend's structured calls while answering
+            turn.meta[STRUCTURED] = counted
         return turn
 
     async def _use_tools(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
@@ -165,12 +182,27 @@ class Agent:
             turn.assistant = again
 
     async def commit(self, turn: Turn, observers: list[Backend] | None = None) -> None:
-        """Record ``turn`` and let the backends (default: the current one) observe it."""
+        """Let the backends (default: the current one) observe ``turn``, then record it with
+        the structured calls and skipped updates of the whole turn counted in
+        ``turn.meta["structured"]``, then the memory records its observation produced. A
+        cancelled observation still records the turn (with what was counted so far)."""
         self.turns.append(turn)
-        self.record(turn.to_record())
-        if turn.ok:
-            for backend in observers or [self.backend]:
-                await self._observe(backend, [turn])
+        calls_before = self.llm.stats.as_dict()
+        issues_before = len(self.memory_issues)
+        held: list[dict[str, Any]] = []
+        try:
+            if turn.ok:
+                for backend in observers or [self.backend]:
+                    await self._observe(backend, [turn], held)
+        finally:
+            counted = structured_counts(self.llm.stats.since(calls_before),
+                                        self.memory_issues[issues_before:])
+            for key, value in (turn.meta.get(STRUCTURED) or {}).items():
+                counted[key] = counted.get(key, 0) + int(value)
+            turn.meta[STRUCTURED] = counted
+            self.record(turn.to_record())
+            for record in held:
+                self.record(record)
 
     async def ask(self, query: str, *, commit: bool = True,
                   on_token: Callable[[str], None] | None = None) -> Turn:
@@ -272,8 +304,11 @@ class Agent:
         self._steered("edit", memory_id, text.strip(), old=old)
         return old
 
-    async def _observe(self, backend: Backend, turns: list[Turn]) -> None:
-        """Let ``backend`` learn from ``turns``; a failure is logged and recorded, never raised."""
+    async def _observe(self, backend: Backend, turns: list[Turn],
+                       held: list[dict[str, Any]] | None = None) -> None:
+        """Let ``backend`` learn from ``turns``; a failure is logged and recorded, never raised.
+        With ``held``, the records go there for the caller to write (after the turn)."""
+        write = held.append if held is not None else self.record
         try:
             many = getattr(backend, "observe_many", None)
             if many is not None:
@@ -285,11 +320,11 @@ class Agent:
             log.warning("memory update of %s failed: %s", backend.name, exc)
             failed = {"type": "memory", "backend": backend.name, "op": "error",
                       "id": "", "text": f"{type(exc).__name__}: {exc}"}
-            self.record(failed)
+            write(failed)
             self.memory_issues.append({**failed, "turn": turns[-1].index if turns else -1})
         drain = getattr(backend, "drain_records", None)
         for record in drain() if drain is not None else []:
-            self.record(record)
+            write(record)
             if record.get("type") == "memory" and record.get("op") in ("skipped", "error"):
                 self.memory_issues.append({**record, "turn": turns[-1].index if turns else -1})
 

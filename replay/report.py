@@ -13,6 +13,9 @@ What each number is (also the tables' legend):
   operations: LoCoEval's "Avg. #Token"), mean per conversation; completion tokens beside.
 - compression: full's prompt tokens / the backend's, over the sources both ran, "5.7×"
   (higher = less context; full = 1×).
+- mem skips: memory updates skipped or failed (no valid structured answer after the retry,
+  or an error), summed over the backend's pairs (lower is better); results.json has the
+  structured calls, retries, lenient parses and failures beside (``structured``).
 - IA, CA (higher is better), IFR (lower is better): CodeIF-Bench, iterative sources; pooled
   in the main table, per turn (with pass@k when answers were sampled) in one table per
   backend.
@@ -69,6 +72,18 @@ def _scores_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "completion_tokens": _mean([float(_usage(r, "completion_tokens")) for r in rows])}
 
 
+def _structured(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The pairs' structured-call counts summed, and the memory updates skipped or failed
+    (None for a backend that made no structured call and skipped nothing)."""
+    totals: dict[str, int] = {}
+    for row in rows:
+        for key, value in (row.get("structured") or {}).items():
+            totals[key] = totals.get(key, 0) + int(value)
+    skips = totals.get("skipped", 0) + totals.get("errors", 0)
+    used = totals.get("calls", 0) or skips
+    return {"structured": totals or None, "mem_skips": skips if used else None}
+
+
 def _per_backend(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """One row per backend over ``pairs``: means, compression, normalized scores."""
     per: dict[str, dict[str, Any]] = {}
@@ -76,7 +91,8 @@ def _per_backend(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         rows = [p for p in pairs if p["backend"] == name]
         per[name] = {"pairs": len(rows), "errors": sum(1 for r in rows if r.get("error")),
                      "tokens": sum(int(r.get("tokens") or 0) for r in rows),
-                     "sources": sorted({r["source"] for r in rows}), **_scores_of(rows)}
+                     "sources": sorted({r["source"] for r in rows}), **_scores_of(rows),
+                     **_structured(rows)}
     if "oracle" in per:
         row = per["oracle"]
         for key in BY_DEFINITION:
@@ -162,7 +178,8 @@ COLUMNS = (("topic F1 ↑", "topic_f1", 2), ("extract F1 ↑", "extract_f1", 2),
            ("ctx recall ↑", "recall", 2), ("ctx stale ↓", "stale", 2),
            ("ctx tok", "context_tokens", 0), ("prompt tok ↓", "prompt_tokens", 0),
            ("compl. tok", "completion_tokens", 0), ("compression ↑", "compression", 1),
-           ("IA ↑", "ia", 2), ("CA ↑", "ca", 2), ("IFR ↓", "ifr", 2))
+           ("IA ↑", "ia", 2), ("CA ↑", "ca", 2), ("IFR ↓", "ifr", 2),
+           ("mem skips ↓", "mem_skips", 0))
 SPLIT_KEYS = ("pass@1", "normalized_pass@1", "extract_f1", "normalized_extract_f1",
               "recall", "stale", "compression")
 LEGEND = ("↑ higher is better, ↓ lower is better. F1: LoCoEval set F1 (oracle: 1 by "
@@ -170,7 +187,7 @@ LEGEND = ("↑ higher is better, ↓ lower is better. F1: LoCoEval set F1 (oracl
           "ctx recall / stale: true items present / stale share of the items present in the "
           "task-time context. prompt tok: mean prompt tokens per conversation, every LLM call "
           "of the agent (memory included); compression: full's prompt tokens / the "
-          "backend's (higher = less context).")
+          "backend's (higher = less context). mem skips: memory updates skipped or failed.")
 
 
 def _table(title: str, rows: dict[str, dict[str, Any]], columns: tuple[tuple[str, str, int], ...],

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.agent import Agent, AgentConfig
+from memory.agent import Agent, AgentConfig, structured_counts
 from memory.backends import BackendEnv, Registry, registry
 from memory.embed import Embedder, get_embedder
 from memory.llm import LLM, LLMConfig
@@ -249,6 +249,9 @@ class Replay:
             log.exception("replay pair %s failed", label)
             result["error"] = f"{type(exc).__name__}: {exc}"
         if agent is not None:
+            # structured calls, retries, lenient parses, failures, skipped memory updates
+            result["structured"] = structured_counts(agent.llm.stats.as_dict(),
+                                                     agent.memory_issues)
             ledger = agent.llm.ledger
             result["tokens"] = ledger.tokens
             result["usage"] = ledger.to_dict()

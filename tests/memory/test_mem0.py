@@ -253,3 +253,26 @@ def test_in_process_similarity_ranks_like_lancedb(tmp_path, monkeypatch):
     searched = store.similar(query, 10)
     assert [m.id for m, _ in mirrored] == [m.id for m, _ in searched]
     assert np.allclose([s for _, s in mirrored], [s for _, s in searched], atol=1e-5)
+
+
+async def test_retries_and_skips_are_counted_in_the_turn_meta(make_agent, script):
+    """Malformed JSON once (the corrective retry parses) and never-parsable JSON (the
+    update is skipped): both counted in the turn's meta, recorded in its turn record."""
+    agent = make_agent("mem0")
+    script.push("ok", "facts: tabs {", extract("Use tabs."), ops({"fact": 0, "op": "ADD"}),
+                "ok", "no JSON here", "still none")
+    await agent.ask("please use tabs")
+    await agent.ask("and spaces after commas")
+    first, second = agent.turns
+    assert first.meta["structured"] == {"calls": 2, "retries": 1, "lenient": 0, "failed": 0,
+                                        "skipped": 0, "errors": 0}
+    assert second.meta["structured"] == {"calls": 1, "retries": 1, "lenient": 0, "failed": 1,
+                                         "skipped": 1, "errors": 0}
+    transcript = read_transcript(agent.transcript.path)
+    recorded = transcript.of_type("turn")
+    assert [r["meta"]["structured"] for r in recorded] == [first.meta["structured"],
+                                                           second.meta["structured"]]
+    kinds = [(r.type, getattr(r, "op", "")) for r in transcript.records]
+    # each turn's record comes before the memory records its observation wrote
+    assert kinds == [("turn", ""), ("memory", "ADD"), ("turn", ""), ("memory", "skipped")]
+    assert [m.text for m in agent.backend.memories.live()] == ["Use tabs."]

@@ -425,3 +425,40 @@ def test_replay_gives_each_backend_the_options(tmp_path, outline_file, script, e
         assert agent.backend.config.turns == 4
     finally:
         replay.close()
+
+
+def test_structured_retries_and_skips_reach_pairs_results_and_report(tmp_path, script,
+                                                                      capsys):
+    """mem0 on two iterative turns: malformed JSON once (retried, parsed), never-parsable
+    JSON once (skipped). The per-turn counts are in the transcript's turn records, the
+    pair's totals in pairs.jsonl and results.json, the skips in the printed report."""
+    from memory.transcript import read_transcript
+    from tests.memory.test_mem0 import extract, ops
+    from tui.cli import main
+
+    code = "```python\ndef f():\n    return 1\n```"
+    script.push(code, "facts: tabs {", extract("Use tabs."), ops({"fact": 0, "op": "ADD"}),
+                code, "no JSON here", "still none")
+    path = tmp_path / "own.json"
+    path.write_text(json.dumps({"tasks": [{"id": "x", "turns": [
+        {"instruction": "write f, and use tabs", "tests": ["assert f() == 1"]},
+        {"instruction": "keep f, spaces after commas", "tests": ["assert f() == 1"]}]}]}))
+    out = tmp_path / "run"
+    assert main(["replay", str(path), "--backends", "mem0", "--model", "scripted/t",
+                 "--out", str(out)]) == 0
+    expected = {"calls": 3, "retries": 2, "lenient": 0, "failed": 1, "skipped": 1,
+                "errors": 0}
+    [pair] = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert pair["structured"] == expected
+    results = json.loads((out / "results.json").read_text())
+    assert results["runs"][0]["structured"] == expected
+    assert results["backends"]["mem0"]["structured"] == expected
+    assert results["backends"]["mem0"]["mem_skips"] == 1
+    turns = read_transcript(next((out / "conversations").glob("*.jsonl"))).of_type("turn")
+    assert [(t["meta"]["structured"]["retries"], t["meta"]["structured"]["skipped"])
+            for t in turns] == [(1, 0), (1, 1)]
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if "mem skips" in line)
+    row = next(line for line in printed.splitlines() if line.startswith("│ mem0"))
+    column = [c.strip()[:9] for c in header.split("┃")].index("mem skips")
+    assert [c.strip() for c in row.split("│")][column] == "1"
