@@ -276,3 +276,28 @@ async def test_retries_and_skips_are_counted_in_the_turn_meta(make_agent, script
     # each turn's record comes before the memory records its observation wrote
     assert kinds == [("turn", ""), ("memory", "ADD"), ("turn", ""), ("memory", "skipped")]
     assert [m.text for m in agent.backend.memories.live()] == ["Use tabs."]
+
+
+@pytest.mark.slow
+def test_real_headless_chat_with_mem0r_stores_memories(demo_repo, tmp_path, monkeypatch,
+                                                        capsys):
+    """The acceptance path a user takes: `engram chat --headless --backend mem0r` with the
+    embedded model, six lines on stdin: >= 3 memories stored, no update skipped."""
+    import sys
+
+    from tui.cli import main
+
+    monkeypatch.setattr(sys, "stdin", iter(f"{q}\n" for q in SIX_TURNS))
+    data = tmp_path / "data"
+    assert main(["chat", "--headless", "--repo", str(demo_repo), "--model", "local/smollm2",
+                 "--backend", "mem0r", "--data-dir", str(data), "--max-tokens", "24"]) == 0
+    [path] = data.glob("repos/*/sessions/*.jsonl")
+    transcript = read_transcript(path)
+    turns = transcript.of_type("turn")
+    assert len(turns) == 6
+    records = transcript.of_type("memory")
+    assert [r for r in records if r["op"] in ("skipped", "error")] == []
+    ops = [r["op"] for r in records]
+    assert ops.count("ADD") - ops.count("DELETE") >= 3, records  # memories left stored
+    assert all(t["meta"]["structured"]["skipped"] == 0 for t in turns)
+    assert sum(t["meta"]["structured"]["calls"] for t in turns) >= 12
