@@ -25,6 +25,19 @@ SYSTEM_PROMPT = (
     "blocks."
 )
 Progress = Callable[[int, int], None]
+STRUCTURED = "structured"  # turn.meta key: the turn's structured calls and skipped updates
+
+
+def structured_counts(calls: dict[str, int],
+                      issues: list[dict[str, Any]] | None = None) -> dict[str, int]:
+    """What a turn's meta counts: structured calls (``LLM.stats`` deltas), corrective
+    retries, answers that needed the lenient parser, calls that failed for good, and the
+    memory updates skipped or failed (``memory`` records, op ``skipped`` / ``error``)."""
+    issues = issues or []
+    return {"calls": calls.get("calls", 0), "retries": calls.get("retries", 0),
+            "lenient": calls.get("lenient", 0), "failed": calls.get("failed", 0),
+            "skipped": sum(1 for i in issues if i.get("op") == "skipped"),
+            "errors": sum(1 for i in issues if i.get("op") == "error")}
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,7 @@ class AgentConfig:
     system_prompt: str = SYSTEM_PROMPT
     max_tool_steps: int = MAX_STEPS  # model steps of a backend's tool loop per answer
     budget_share: float = 1.0  # share of the window's budget the backend may fill (replay qa)
+    answer_temperature: float | None = None  # None: the LLM's own (0); replay's samples > 0
 
 
 class Agent:
@@ -102,6 +116,7 @@ class Agent:
 
         A failure comes back as a turn with ``error`` set (and any partial answer)."""
         before = self.llm.ledger.copy()
+        calls_before = self.llm.stats.as_dict()
         started = time.time()
         turn = Turn(index=len(self.turns), user=query, backend=backend.name,
                     model=self.llm.model, started=started)
@@ -113,6 +128,7 @@ class Agent:
             turn.assistant = await self.llm.stream(
                 pack.to_messages(), purpose="answer", on_token=on_token,
                 max_tokens=self.config.max_answer_tokens,
+                temperature=self.config.answer_temperature,
             )
             await self._review(backend, turn, pack)
         except LLMError as exc:
@@ -123,6 +139,9 @@ class Agent:
         turn.finished = time.time()
         turn.latency_ms = int((turn.finished - started) * 1000)
         turn.usage = self.llm.ledger.since(before)
+        counted = structured_counts(self.llm.stats.since(calls_before))
+        if any(counted.values()):  # a backend's structured calls while answering
+            turn.meta[STRUCTURED] = counted
         return turn
 
     async def _use_tools(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
@@ -165,12 +184,25 @@ class Agent:
             turn.assistant = again
 
     async def commit(self, turn: Turn, observers: list[Backend] | None = None) -> None:
-        """Record ``turn`` and let the backends (default: the current one) observe it."""
+        """Record ``turn`` first (a crash during the memory update never loses it), then let
+        the backends (default: the current one) observe it. The turn's meta counts the
+        structured calls of its answer when recorded; after the update it also counts the
+        update's calls, retries, lenient parses, failures and skips (``structured``), which
+        the transcript holds as the memory records that follow the turn."""
         self.turns.append(turn)
         self.record(turn.to_record())
-        if turn.ok:
-            for backend in observers or [self.backend]:
-                await self._observe(backend, [turn])
+        calls_before = self.llm.stats.as_dict()
+        issues_before = len(self.memory_issues)
+        try:
+            if turn.ok:
+                for backend in observers or [self.backend]:
+                    await self._observe(backend, [turn])
+        finally:
+            counted = structured_counts(self.llm.stats.since(calls_before),
+                                        self.memory_issues[issues_before:])
+            for key, value in (turn.meta.get(STRUCTURED) or {}).items():
+                counted[key] = counted.get(key, 0) + int(value)
+            turn.meta[STRUCTURED] = counted
 
     async def ask(self, query: str, *, commit: bool = True,
                   on_token: Callable[[str], None] | None = None) -> Turn:
@@ -274,6 +306,7 @@ class Agent:
 
     async def _observe(self, backend: Backend, turns: list[Turn]) -> None:
         """Let ``backend`` learn from ``turns``; a failure is logged and recorded, never raised."""
+        write = self.record
         try:
             many = getattr(backend, "observe_many", None)
             if many is not None:
@@ -285,11 +318,11 @@ class Agent:
             log.warning("memory update of %s failed: %s", backend.name, exc)
             failed = {"type": "memory", "backend": backend.name, "op": "error",
                       "id": "", "text": f"{type(exc).__name__}: {exc}"}
-            self.record(failed)
+            write(failed)
             self.memory_issues.append({**failed, "turn": turns[-1].index if turns else -1})
         drain = getattr(backend, "drain_records", None)
         for record in drain() if drain is not None else []:
-            self.record(record)
+            write(record)
             if record.get("type") == "memory" and record.get("op") in ("skipped", "error"):
                 self.memory_issues.append({**record, "turn": turns[-1].index if turns else -1})
 

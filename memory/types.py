@@ -10,8 +10,8 @@ from memory import _checks as check
 from memory._checks import RecordError
 
 SectionKind = Literal["system", "history", "memory", "repo", "task"]
-Purpose = Literal["answer", "memory", "mock_user", "judge"]
-PURPOSES: tuple[str, ...] = ("answer", "memory", "mock_user", "judge")
+Purpose = Literal["answer", "memory", "mock_user", "judge", "build"]
+PURPOSES: tuple[str, ...] = ("answer", "memory", "mock_user", "judge", "build")
 
 
 @dataclass

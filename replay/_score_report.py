@@ -26,7 +26,10 @@ def _pass_at(rows: list[dict[str, Any]], ks: list[int]) -> dict[str, float | Non
     return out
 
 
-def _group(rows: list[dict[str, Any]], ks: list[int]) -> dict[str, Any]:
+def group(rows: list[dict[str, Any]], ks: list[int]) -> dict[str, Any]:
+    """Answers graded and passed, pass@k over (task, turn) items, mean IA / CA / IFR where
+    defined, agreement with the benchmark's verdicts (rows: ``task_id``, ``turn``,
+    ``passed``; optional ``ia``, ``ca``, ``ifr``, ``benchmark``)."""
     graded = [r for r in rows if r["passed"] is not None]
     compared = [r for r in graded if r.get("benchmark") is not None]
     return {"answers": len(graded), "passed": sum(1 for r in graded if r["passed"]),
@@ -54,10 +57,10 @@ def summarize(rows: list[dict[str, Any]], samples: int | None = None) -> dict[st
         categories = list(dict.fromkeys(r["category"] for r in sorted(
             mine, key=lambda r: (r["category"] != "base", r["turn"]))))
         out["modes"][mode] = {
-            "total": _group(mine, ks),
-            "by_category": {c: _group([r for r in mine if r["category"] == c], ks)
+            "total": group(mine, ks),
+            "by_category": {c: group([r for r in mine if r["category"] == c], ks)
                             for c in categories},
-            "by_turn": {str(t): _group([r for r in mine if r["turn"] == t], ks)
+            "by_turn": {str(t): group([r for r in mine if r["turn"] == t], ks)
                         for t in sorted({r["turn"] for r in mine})},
         }
     return out
@@ -71,8 +74,9 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _table(title: str, first: str, groups: dict[str, dict[str, Any]], ks: list[int],
-           follow: bool, agreement: bool) -> Any:
+def turn_table(title: str, first: str, groups: dict[str, dict[str, Any]], ks: list[int],
+               follow: bool, agreement: bool) -> Any:
+    """A table of ``group`` results, one row per label (IA; CA and IFR with ``follow``)."""
     from rich.table import Table
 
     table = Table(title=title)
@@ -104,8 +108,8 @@ def tables(data: dict[str, Any]) -> list[Any]:
         follow = mode != "category"
         by_category = {**parts["by_category"], "total": parts["total"]}
         by_turn = {**parts["by_turn"], "total": parts["total"]}
-        out.append(_table(f"{mode} mode · by requirement", "category", by_category,
+        out.append(turn_table(f"{mode} mode · by requirement", "category", by_category,
                           summary["ks"], follow, agreement))
-        out.append(_table(f"{mode} mode · by turn (0 = base prompt)", "turn", by_turn,
+        out.append(turn_table(f"{mode} mode · by turn (0 = base prompt)", "turn", by_turn,
                           summary["ks"], follow, agreement))
     return out

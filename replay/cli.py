@@ -73,7 +73,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
                         help="a backend hyperparameter, repeatable (e.g. compact_turns=6; "
                              "`engram backends` lists them)")
+    parser.add_argument("--samples", type=_samples, default=1, metavar="N",
+                        help="answers drawn per iterative turn and per generation task, at "
+                             "temperature 0.8 when N > 1: pass@k by the unbiased estimator "
+                             "(k = 1 and N; default 1: one answer at temperature 0)")
     return parser
+
+
+def _samples(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -107,6 +121,7 @@ def _config(args: argparse.Namespace) -> Any:
                                          if args.judge == "llm" else None),
         backend_options=parse_options(args.backend_opt, registry.names()),
         experience_settings=settings,
+        samples=args.samples,
     )
 
 

@@ -13,7 +13,12 @@ What each number is (also the tables' legend):
   operations: LoCoEval's "Avg. #Token"), mean per conversation; completion tokens beside.
 - compression: full's prompt tokens / the backend's, over the sources both ran, "5.7×"
   (higher = less context; full = 1×).
-- IA, CA (higher is better), IFR (lower is better): CodeIF-Bench, iterative sources.
+- mem skips: memory updates skipped or failed (no valid structured answer after the retry,
+  or an error), summed over the backend's pairs (lower is better); results.json has the
+  structured calls, retries, lenient parses and failures beside (``structured``).
+- IA, CA (higher is better), IFR (lower is better): CodeIF-Bench, iterative sources; pooled
+  in the main table, per turn (with pass@k when answers were sampled) in one table per
+  backend.
 - experience (SWE-ContextBench), per backend and setting: resolved rate of the related
   tasks (higher is better) and its difference to no experience; prompt tokens and seconds
   per task (lower is better) and as a share of no experience's.
@@ -31,7 +36,8 @@ from typing import Any
 
 from replay._experience_report import EXPERIENCE_COLUMNS, EXPERIENCE_LEGEND, experience_rows
 from replay._qa_report import BRACKET_COLUMNS, QA_COLUMNS, QA_LEGEND, qa_scores
-from replay.metrics import compression, normalized
+from replay._turn_report import iterative_summary, iterative_tables
+from replay.metrics import compression, normalized, pass_at_k
 
 NORMALIZED = ("topic_f1", "extract_f1", "pass@1")
 BY_DEFINITION = ("topic_f1", "extract_f1")  # oracle's value is 1 by definition
@@ -54,7 +60,11 @@ def _scores_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if s.get("topic_f1") is not None:
             topic.append(float(s["topic_f1"]))
         extract += [float(v) for v in (s.get("extract_f1") or {}).values()]
-        passed += [1.0 if v else 0.0 for v in (s.get("passed") or {}).values()]
+        drawn = s.get("passes") or {}  # --samples N: pass@1 by the unbiased estimator
+        for key, ok in (s.get("passed") or {}).items():
+            verdicts = drawn.get(key)
+            passed.append(pass_at_k(len(verdicts), sum(map(bool, verdicts)), 1) if verdicts
+                          else float(bool(ok)))
         recall += [float(v) for v in (s.get("recall") or {}).values()]
         stale += [float(v) for v in (s.get("stale") or {}).values()]
         ctx += [float(v) for v in (s.get("context_tokens") or {}).values()]
@@ -70,6 +80,18 @@ def _scores_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
             **qa_scores(rows)}
 
 
+def _structured(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The pairs' structured-call counts summed, and the memory updates skipped or failed
+    (None for a backend that made no structured call and skipped nothing)."""
+    totals: dict[str, int] = {}
+    for row in rows:
+        for key, value in (row.get("structured") or {}).items():
+            totals[key] = totals.get(key, 0) + int(value)
+    skips = totals.get("skipped", 0) + totals.get("errors", 0)
+    used = totals.get("calls", 0) or skips
+    return {"structured": totals or None, "mem_skips": skips if used else None}
+
+
 def _per_backend(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """One row per backend over ``pairs``: means, compression, normalized scores."""
     per: dict[str, dict[str, Any]] = {}
@@ -77,7 +99,8 @@ def _per_backend(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         rows = [p for p in pairs if p["backend"] == name]
         per[name] = {"pairs": len(rows), "errors": sum(1 for r in rows if r.get("error")),
                      "tokens": sum(int(r.get("tokens") or 0) for r in rows),
-                     "sources": sorted({r["source"] for r in rows}), **_scores_of(rows)}
+                     "sources": sorted({r["source"] for r in rows}), **_scores_of(rows),
+                     **_structured(rows)}
     if "oracle" in per:
         row = per["oracle"]
         for key in BY_DEFINITION:
@@ -124,6 +147,7 @@ def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"backends": _per_backend(pairs), "by_subset": split("subset"), "by_k": split("k"),
             "judge_check": _judge_check(pairs), "pairs": len(pairs),
             "experience": experience_rows(pairs),
+            "iterative": iterative_summary(pairs),
             "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")})}
 
 
@@ -163,7 +187,8 @@ COLUMNS = (("topic F1 ↑", "topic_f1", 2), ("extract F1 ↑", "extract_f1", 2),
            ("ctx recall ↑", "recall", 2), ("ctx stale ↓", "stale", 2),
            ("ctx tok", "context_tokens", 0), ("prompt tok ↓", "prompt_tokens", 0),
            ("compl. tok", "completion_tokens", 0), ("compression ↑", "compression", 1),
-           ("IA ↑", "ia", 2), ("CA ↑", "ca", 2), ("IFR ↓", "ifr", 2), *QA_COLUMNS)
+           ("IA ↑", "ia", 2), ("CA ↑", "ca", 2), ("IFR ↓", "ifr", 2),
+           ("mem skips ↓", "mem_skips", 0), *QA_COLUMNS)
 SPLIT_KEYS = ("pass@1", "normalized_pass@1", "extract_f1", "normalized_extract_f1",
               "recall", "stale", "compression")
 LEGEND = ("↑ higher is better, ↓ lower is better. F1: LoCoEval set F1 (oracle: 1 by "
@@ -171,7 +196,7 @@ LEGEND = ("↑ higher is better, ↓ lower is better. F1: LoCoEval set F1 (oracl
           "ctx recall / stale: true items present / stale share of the items present in the "
           "task-time context. prompt tok: mean prompt tokens per conversation, every LLM call "
           "of the agent (memory included); compression: full's prompt tokens / the "
-          "backend's (higher = less context).")
+          "backend's (higher = less context). mem skips: memory updates skipped or failed.")
 
 
 def _table(title: str, rows: dict[str, dict[str, Any]], columns: tuple[tuple[str, str, int], ...],
@@ -231,6 +256,7 @@ def table(summary: dict[str, Any]) -> Any:
         parts.append(_table("experience: related tasks by setting", summary["experience"],
                             EXPERIENCE_COLUMNS, first="backend · setting",
                             caption=EXPERIENCE_LEGEND))
+    parts += iterative_tables(summary.get("iterative") or {})
     sandbox = sandbox_line(summary.get("sandbox") or [])
     if sandbox is not None:
         parts.append(sandbox)

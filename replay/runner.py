@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.agent import Agent, AgentConfig
+from memory.agent import Agent, AgentConfig, structured_counts
 from memory.backends import BackendEnv, Registry, registry
 from memory.embed import Embedder, get_embedder
 from memory.llm import LLM, LLMConfig
@@ -49,6 +49,9 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (pair label, done, total)
 
 
+SAMPLE_TEMPERATURE = 0.8  # answers drawn for pass@k (Chen et al. 2021 sample at 0.2-0.8)
+
+
 class ReplayError(ValueError):
     """A replay that cannot start (bad backend, missing repository...)."""
 
@@ -75,6 +78,16 @@ class ReplayConfig:
     iterative: IterativeOptions = field(default_factory=IterativeOptions)  # mode, code prep
     backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
     experience_settings: tuple[str, ...] = SETTINGS  # SWE-ContextBench's settings to run
+    samples: int = 1  # answers per iterative turn / per generation task (pass@k)
+
+    def __post_init__(self) -> None:
+        if self.samples < 1:
+            raise ReplayError(f"samples must be >= 1, not {self.samples}")
+
+    @property
+    def answer_temperature(self) -> float | None:
+        """Answers are sampled at ``SAMPLE_TEMPERATURE`` when more than one is drawn."""
+        return SAMPLE_TEMPERATURE if self.samples > 1 else None
 
 
 def source_id(source: Source) -> str:
@@ -193,7 +206,8 @@ class Replay:
             backend = self.backends.create(name, env)
         writer = TranscriptWriter(self.config.out / "conversations" / f"{pair}.jsonl")
         agent = Agent(backend, llm, env, writer,
-                      config=AgentConfig(max_answer_tokens=self.config.max_tokens))
+                      config=AgentConfig(max_answer_tokens=self.config.max_tokens,
+                                         answer_temperature=self.config.answer_temperature))
         agent.start_session(pair, "replay")
         return agent
 
@@ -227,7 +241,8 @@ class Replay:
                 judge = self._judge().for_outline(source)  # knows each unit's distractors
                 packs = TaskPacks(agent)
                 scores = await outline_tasks(agent, source, judge,
-                                             self.outline_repo(source), self.config.limits)
+                                             self.outline_repo(source), self.config.limits,
+                                             self.config.samples)
                 result["scores"] = as_dict(scores)
                 # reader-free context metrics by the judge's matcher, exact-text ones beside
                 for key, value in packs.metrics(self.embed_judge.matcher, source).items():
@@ -254,12 +269,18 @@ class Replay:
             if isinstance(source, Iterative) or (isinstance(source, Outline)
                                                  and source.tasks.generate):
                 result["sandbox"] = sandbox_mode()  # "bwrap", or "weak" where it fell back
+            if self.config.samples > 1:
+                result["samples"] = self.config.samples
+                result["temperature"] = self.config.answer_temperature
             result["turns"] = len(agent.turns)
             result["failed_turns"] = sum(1 for t in agent.turns if not t.ok)
         except Exception as exc:  # one pair failing must not end the run
             log.exception("replay pair %s failed", label)
             result["error"] = f"{type(exc).__name__}: {exc}"
         if agent is not None:
+            # structured calls, retries, lenient parses, failures, skipped memory updates
+            result["structured"] = structured_counts(agent.llm.stats.as_dict(),
+                                                     agent.memory_issues)
             ledger = agent.llm.ledger
             result["tokens"] = ledger.tokens
             result["usage"] = ledger.to_dict()
@@ -330,14 +351,27 @@ class Replay:
             self._tick(label, n + 1, total + 1)
 
     async def _iterate(self, agent: Agent, task: Iterative, label: str) -> dict[str, Any]:
-        graded = []
+        """Each instruction answered; with ``samples`` N > 1, N - 1 more answers are drawn
+        first from the same state (``commit=False``) and graded beside the committed one:
+        their verdicts per turn under ``samples`` (the committed answer's first) give
+        pass@k. IA / CA / IFR follow the committed answers, the conversation itself."""
+        graded, samples = [], []
         for n, step in enumerate(task.steps):
+            extras = [await agent.ask(step.instruction, commit=False)
+                      for _ in range(self.config.samples - 1)]
             turn = await agent.ask(step.instruction)
-            graded.append(await asyncio.to_thread(grade_turn, task, n, turn.assistant,
-                                                  self.config.iterative_limits,
-                                                  self.config.iterative))
+            verdicts = []
+            for answer in [turn.assistant, *(e.assistant for e in extras)]:
+                verdicts.append(await asyncio.to_thread(grade_turn, task, n, answer,
+                                                        self.config.iterative_limits,
+                                                        self.config.iterative))
+            graded.append(verdicts[0])
+            samples.append([g.verdict for g in verdicts])
             self._tick(label, n + 1, len(task.steps) + 1)
-        return iterative_scores(graded)  # per turn under "turns"; IA only where tests are
+        scores = iterative_scores(graded)  # per turn under "turns"; IA only where tests are
+        if self.config.samples > 1:
+            scores["samples"] = samples
+        return scores
 
     # -- the run -----------------------------------------------------------------------------
     def finished(self) -> set[tuple[str, str]]:

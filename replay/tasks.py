@@ -45,6 +45,7 @@ class TaskScores:
     topic_f1: float | None = None
     extract_f1: dict[str, float] = field(default_factory=dict)
     passed: dict[str, bool] = field(default_factory=dict)
+    passes: dict[str, list[bool]] = field(default_factory=dict)  # every sample's verdict
     recall: dict[str, float] = field(default_factory=dict)
     stale: dict[str, float] = field(default_factory=dict)
     context_tokens: dict[str, int] = field(default_factory=dict)
@@ -117,8 +118,10 @@ def run_generated(repo: Path, sample: Sample, answer: str, limits: Limits) -> bo
 
 
 async def outline_tasks(agent: Agent, outline: Outline, judge: EmbedJudge | LLMJudge, repo: Path,
-                        limits: Limits) -> TaskScores:
-    """The tasks after the conversation; ``repo`` is the original (unstubbed) repository."""
+                        limits: Limits, samples: int = 1) -> TaskScores:
+    """The tasks after the conversation; ``repo`` is the original (unstubbed) repository.
+    With ``samples`` N > 1 each generation task is answered N times (``passes``: pass@1
+    by the unbiased estimator, c / n); ``passed`` keeps the first answer's verdict."""
     scores = TaskScores()
     if outline.tasks.topics:
         turn = await agent.ask(TOPICS_QUERY, commit=False)
@@ -138,8 +141,13 @@ async def outline_tasks(agent: Agent, outline: Outline, judge: EmbedJudge | LLMJ
             scores.recall[sample_id], scores.stale[sample_id] = context_metrics(
                 sample, pack, agent.env.repo)
             scores.context_tokens[sample_id] = pack.tokens
-        scores.passed[sample_id] = await asyncio.to_thread(
-            run_generated, repo, sample, turn.assistant, limits)
+        answers = [turn.assistant] + [(await agent.ask(query, commit=False)).assistant
+                                      for _ in range(samples - 1)]
+        verdicts = [await asyncio.to_thread(run_generated, repo, sample, answer, limits)
+                    for answer in answers]
+        scores.passed[sample_id] = verdicts[0]
+        if samples > 1:
+            scores.passes[sample_id] = verdicts
     return scores
 
 
@@ -214,5 +222,6 @@ def safe_name(text: str) -> str:
 
 def as_dict(scores: TaskScores) -> dict[str, Any]:
     return {"topic_f1": scores.topic_f1, "extract_f1": scores.extract_f1,
-            "passed": scores.passed, "recall": scores.recall, "stale": scores.stale,
+            "passed": scores.passed, **({"passes": scores.passes} if scores.passes else {}),
+            "recall": scores.recall, "stale": scores.stale,
             "context_tokens": scores.context_tokens, "notes": scores.notes}

@@ -253,3 +253,50 @@ def test_in_process_similarity_ranks_like_lancedb(tmp_path, monkeypatch):
     searched = store.similar(query, 10)
     assert [m.id for m, _ in mirrored] == [m.id for m, _ in searched]
     assert np.allclose([s for _, s in mirrored], [s for _, s in searched], atol=1e-5)
+
+
+async def test_retries_and_skips_are_counted_in_the_turn_meta(make_agent, script):
+    """Malformed JSON once (the corrective retry parses) and never-parsable JSON (the
+    update is skipped): both counted in the turn's meta."""
+    agent = make_agent("mem0")
+    script.push("ok", "facts: tabs {", extract("Use tabs."), ops({"fact": 0, "op": "ADD"}),
+                "ok", "no JSON here", "still none")
+    await agent.ask("please use tabs")
+    await agent.ask("and spaces after commas")
+    first, second = agent.turns
+    assert first.meta["structured"] == {"calls": 2, "retries": 1, "lenient": 0, "failed": 0,
+                                        "skipped": 0, "errors": 0}
+    assert second.meta["structured"] == {"calls": 1, "retries": 1, "lenient": 0, "failed": 1,
+                                         "skipped": 1, "errors": 0}
+    transcript = read_transcript(agent.transcript.path)
+    # a turn is recorded before its memory update (a crash then loses no turn): its
+    # record counts the answer's structured calls (none here), the memory records
+    # that follow it hold what the update did
+    assert [(r.get("meta") or {}).get("structured") for r in transcript.of_type("turn")] == [
+        None, None]
+    kinds = [(r.type, getattr(r, "op", "")) for r in transcript.records]
+    assert kinds == [("turn", ""), ("memory", "ADD"), ("turn", ""), ("memory", "skipped")]
+    assert [m.text for m in agent.backend.memories.live()] == ["Use tabs."]
+
+
+@pytest.mark.slow
+def test_real_headless_chat_with_mem0r_stores_memories(demo_repo, tmp_path, monkeypatch,
+                                                        capsys):
+    """The acceptance path a user takes: `engram chat --headless --backend mem0r` with the
+    embedded model, six lines on stdin: >= 3 memories stored, no update skipped."""
+    import sys
+
+    from tui.cli import main
+
+    monkeypatch.setattr(sys, "stdin", iter(f"{q}\n" for q in SIX_TURNS))
+    data = tmp_path / "data"
+    assert main(["chat", "--headless", "--repo", str(demo_repo), "--model", "local/smollm2",
+                 "--backend", "mem0r", "--data-dir", str(data), "--max-tokens", "24"]) == 0
+    [path] = data.glob("repos/*/sessions/*.jsonl")
+    transcript = read_transcript(path)
+    turns = transcript.of_type("turn")
+    assert len(turns) == 6
+    records = transcript.of_type("memory")
+    assert [r for r in records if r["op"] in ("skipped", "error")] == []
+    ops = [r["op"] for r in records]
+    assert ops.count("ADD") - ops.count("DELETE") >= 3, records  # memories left stored

@@ -258,3 +258,55 @@ async def test_llm_rewrites_of_distractors_and_their_fallback(script):
     stale = [i["text"] for i in data["samples"][0]["items"]
              if not i["truth"] and i["unit"] == f"s1:{units[0].key}"]
     assert not stale or stale[0] == "`order_total` ignores unknown SKUs."
+
+
+CATALOG = (  # other real functions: the outline's noise topics are written from them
+    ("count_items", "Count the items of the catalog", "len(items)"),
+    ("cheapest", "The cheapest item of the catalog", "min(items)"),
+    ("dearest", "The most expensive item of the catalog", "max(items)"),
+    ("names", "The names of the items, sorted", "sorted(items)"),
+    ("unique", "The items without duplicates", "list(dict.fromkeys(items))"),
+    ("first_item", "The first item, or None when empty", "items[0] if items else None"),
+)
+
+
+def test_sample_selection_with_a_model_drops_a_target_it_writes_from_the_context(
+        tmp_path, embedder, script):
+    """LoCoEval 3.1.1 with ``--model``: a target the model writes correctly from the top-10
+    context alone is dropped with the reason; one whose code fails its tests stays."""
+    from tests.replay.conftest import ANSWERS
+
+    catalog = "".join(f'\n\ndef {name}(items):\n    """{doc}."""\n    return {body}\n'
+                      for name, doc, body in CATALOG)
+    repo = make_repo(tmp_path / "shop", {**SHOP_FILES, "shop/catalog.py": catalog})
+    targets = load_targets_from(tmp_path, {
+        "shop/prices.py::with_tax": ["tests/test_prices.py::test_with_tax"],
+        "shop/cart.py::Cart.total": ["tests/test_cart.py::test_total_with_tax"]})
+    prompts: list[str] = []
+
+    def model(messages):
+        system, last = messages[0]["content"], messages[-1]["content"]
+        if system.startswith("Write the Python function"):  # the generation attempt
+            prompts.append(last)
+            if "Signature: def with_tax(amount)" in last:
+                return ANSWERS["with_tax"]
+            return "```python\ndef total(self):\n    return 0.0\n```"  # fails the tax test
+        if system.startswith("Say in one or two"):  # core functionality
+            return "Computes a value."
+        return "not json"  # distractor rewrites: templates
+
+    script.default = model
+    report = BuildRun(repo, targets, tmp_path / "out", seed=1, count=1,
+                      model="scripted/builder").run(embedder)
+    assert len(prompts) == 2  # one attempt per target the reader-free check kept
+    assert all("Signature: def " in p and "File: shop/" in p for p in prompts)
+    verdicts = {v["location"]: v for v in report["selection"]}
+    assert verdicts["shop/prices.py::with_tax"]["generated"] is True
+    assert verdicts["shop/cart.py::Cart.total"]["generated"] is False
+    dropped = {d["location"]: d for d in report["dropped"]}
+    assert list(dropped) == ["shop/prices.py::with_tax"]
+    assert dropped["shop/prices.py::with_tax"]["reason"].startswith(
+        "generation: the model passes the target's tests")
+    assert report["kept"] == 1
+    outline = load_outlines(tmp_path / "out")[0]
+    assert [s.function for s in outline.samples] == ["Cart.total"]

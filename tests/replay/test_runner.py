@@ -98,6 +98,137 @@ async def test_iterative_source_gives_ia_ca_ifr(tmp_path, script, embedder):
     assert it["ca"] == pytest.approx([1.0, 1.0, 2 / 3])  # turn 3 fails the None test again
     assert it["ifr"] == pytest.approx([0.0, 0.0, 1 / 2])
     assert pairs[0]["sandbox"] == sandbox_mode() and sandbox_mode() in ("bwrap", "weak")
+    # the report prints IA / CA / IFR per turn (CodeIF-Bench's), not only pooled
+    from rich.console import Console
+
+    from replay.report import summarize, table
+
+    summary = summarize(pairs)
+    turns = summary["iterative"]["full"]["by_turn"]
+    assert [turns[t]["ca"] for t in "012"] == pytest.approx([1.0, 1.0, 2 / 3])
+    assert turns["0"]["ifr"] is None  # nothing to forget at the first turn
+    assert [turns[t]["ifr"] for t in "12"] == pytest.approx([0.0, 1 / 2])
+    assert [turns[t]["passed"] for t in "012"] == [1, 1, 0]  # all tests so far
+    console = Console(file=io.StringIO(), width=160)
+    console.print(table(summary))
+    rows = _turn_rows(console.file.getvalue(), "full")
+    assert rows["0"][-3:] == ["1.00", "1.00", "-"]  # IA, CA, IFR
+    assert rows["2"][-3:] == ["1.00", "0.67", "0.50"]
+    assert rows["total"][-3:] == ["1.00", "0.89", "0.25"]
+
+
+def _turn_rows(printed: str, backend: str) -> dict[str, list[str]]:
+    """The cells of the per-turn table of ``backend`` in a printed report, by turn."""
+    lines = printed.splitlines()
+    start = next(n for n, line in enumerate(lines) if f"{backend} · iterative, by turn" in line)
+    rows = {}
+    for line in lines[start + 1:]:
+        cells = [c.strip() for c in line.strip("│┃ ").split("│")]
+        if cells and (cells[0].isdigit() or cells[0] == "total"):
+            rows[cells[0]] = cells[1:]
+        if cells and cells[0] == "total":
+            break
+    return rows
+
+
+BROKEN = "```python\ndef add(a, b):\n    return a - b\n```"
+
+
+async def test_samples_give_pass_at_k_per_turn_by_the_unbiased_estimator(tmp_path, script,
+                                                                         embedder):
+    good = "```python\ndef add(a, b):\n    return a + b\n```"
+    strict = ("```python\ndef add(a, b):\n    if a is None or b is None:\n"
+              "        raise TypeError('None')\n    return a + b\n```")
+    forgetful = "```python\ndef add(a, b):\n    return (a or 0) + (b or 0)\n```"
+    # per turn: 3 samples drawn first (commit=False), then the committed answer
+    script.push(good, BROKEN, BROKEN, good,  # turn 0: c = 2 of n = 4
+                forgetful, forgetful, forgetful, strict,  # turn 1: c = 1 (None rejected)
+                BROKEN, BROKEN, BROKEN, forgetful)  # turn 2: c = 0
+    path = tmp_path / "codeif.jsonl"
+    path.write_text(json.dumps(CODEIF_TASK) + "\n")
+    replay = Replay(config(tmp_path, ["full"], samples=4), embedder=embedder)
+    try:
+        pairs = await replay.run(load_source(path))
+    finally:
+        replay.close()
+    assert len(script.calls) == 12 and not script.queue
+    it = pairs[0]["iterative"]
+    assert it["samples"] == [[True, True, False, False], [True, False, False, False],
+                             [False, False, False, False]]
+    assert it["ca"] == pytest.approx([1.0, 1.0, 2 / 3])  # the committed answers' scores
+    assert pairs[0]["samples"] == 4 and pairs[0]["temperature"] == 0.8
+    assert [t.user for t in replay_turns(tmp_path)] == [s for s in _instructions()]
+    from rich.console import Console
+
+    from replay.report import summarize, table
+
+    summary = summarize(pairs)["iterative"]["full"]
+    assert summary["ks"] == [1, 4]
+    by_turn = summary["by_turn"]
+    # pass@k = 1 - C(n-c, k) / C(n, k), n = 4
+    assert by_turn["0"]["pass@1"] == pytest.approx(1 - 2 / 4)  # c=2: 1 - C(2,1)/C(4,1)
+    assert by_turn["0"]["pass@4"] == 1.0
+    assert by_turn["1"]["pass@1"] == pytest.approx(1 / 4)  # c=1: 1 - C(3,1)/C(4,1)
+    assert by_turn["1"]["pass@4"] == 1.0
+    assert by_turn["2"]["pass@1"] == 0.0 and by_turn["2"]["pass@4"] == 0.0
+    assert summary["total"]["pass@1"] == pytest.approx((1 / 2 + 1 / 4 + 0) / 3)
+    assert summary["total"]["pass@4"] == pytest.approx(2 / 3)
+    assert summary["total"]["answers"] == 12 and summary["total"]["passed"] == 3
+    console = Console(file=io.StringIO(), width=160)
+    console.print(table(summarize(pairs)))
+    rows = _turn_rows(console.file.getvalue(), "full")
+    assert rows["1"][:4] == ["4", "1", "0.25", "1.00"]  # answers, passed, pass@1, pass@4
+
+
+def _instructions():
+    return [CODEIF_TASK["prompt"], *(CODEIF_TASK["requirements"][c]["requirement"]
+                                     for c in CODEIF_TASK["multi-turn"])]
+
+
+def replay_turns(tmp_path):
+    from memory.transcript import read_transcript
+
+    return read_transcript(next((tmp_path / "run" / "conversations").glob("*.jsonl"))).turns
+
+
+async def test_samples_give_an_unbiased_pass_at_1_for_generation(tmp_path, outline_file, script,
+                                                               embedder):
+    from tests.replay.conftest import ANSWERS
+
+    drawn = {"with_tax": iter([ANSWERS["with_tax"], "no code", "no code"]),  # c = 1 of 3
+             "total": iter([ANSWERS["total"], ANSWERS["total"], "no code"])}  # c = 2 of 3
+
+    def reply(messages):
+        last = messages[-1]["content"]
+        if "Write the function with_tax" in last:
+            return next(drawn["with_tax"])
+        if "Write the method Cart.total" in last:
+            return next(drawn["total"])
+        return perfect_reply(messages)
+
+    script.default = reply
+    replay = Replay(config(tmp_path, ["full"], samples=3), embedder=embedder)
+    try:
+        pairs = await replay.run(load_source(outline_file))
+    finally:
+        replay.close()
+    scores = pairs[0]["scores"]
+    assert scores["passes"] == {"s1": [True, False, False], "s2": [True, True, False]}
+    assert scores["passed"] == {"s1": True, "s2": True}  # the first answers
+    from replay.report import summarize
+
+    # pass@1 = c / n per task (1 - C(n-c, 1) / C(n, 1)), then the mean: (1/3 + 2/3) / 2
+    assert summarize(pairs)["backends"]["full"]["pass@1"] == pytest.approx(0.5)
+
+
+def test_samples_below_one_are_refused(tmp_path, capsys):
+    from replay.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["x.json", "--samples", "0"])
+    assert "--samples: must be >= 1, not 0" in capsys.readouterr().err
+    with pytest.raises(ReplayError, match="samples must be >= 1"):
+        config(tmp_path, ["full"], samples=0)
 
 
 async def test_a_weak_sandbox_is_recorded_and_reported(tmp_path, script, embedder, monkeypatch):
@@ -294,3 +425,40 @@ def test_replay_gives_each_backend_the_options(tmp_path, outline_file, script, e
         assert agent.backend.config.turns == 4
     finally:
         replay.close()
+
+
+def test_structured_retries_and_skips_reach_pairs_results_and_report(tmp_path, script,
+                                                                      capsys):
+    """mem0 on two iterative turns: malformed JSON once (retried, parsed), never-parsable
+    JSON once (skipped). The skip is in the transcript after its turn, the pair's totals
+    in pairs.jsonl and results.json, the skips in the printed report."""
+    from memory.transcript import read_transcript
+    from tests.memory.test_mem0 import extract, ops
+    from tui.cli import main
+
+    code = "```python\ndef f():\n    return 1\n```"
+    script.push(code, "facts: tabs {", extract("Use tabs."), ops({"fact": 0, "op": "ADD"}),
+                code, "no JSON here", "still none")
+    path = tmp_path / "own.json"
+    path.write_text(json.dumps({"tasks": [{"id": "x", "turns": [
+        {"instruction": "write f, and use tabs", "tests": ["assert f() == 1"]},
+        {"instruction": "keep f, spaces after commas", "tests": ["assert f() == 1"]}]}]}))
+    out = tmp_path / "run"
+    assert main(["replay", str(path), "--backends", "mem0", "--model", "scripted/t",
+                 "--out", str(out)]) == 0
+    expected = {"calls": 3, "retries": 2, "lenient": 0, "failed": 1, "skipped": 1,
+                "errors": 0}
+    [pair] = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert pair["structured"] == expected
+    results = json.loads((out / "results.json").read_text())
+    assert results["runs"][0]["structured"] == expected
+    assert results["backends"]["mem0"]["structured"] == expected
+    assert results["backends"]["mem0"]["mem_skips"] == 1
+    transcript = read_transcript(next((out / "conversations").glob("*.jsonl")))
+    kinds = [(r.type, getattr(r, "op", "")) for r in transcript.records if r.type != "session"]
+    assert kinds == [("turn", ""), ("memory", "ADD"), ("turn", ""), ("memory", "skipped")]
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if "mem skips" in line)
+    row = next(line for line in printed.splitlines() if line.startswith("│ mem0"))
+    column = [c.strip()[:9] for c in header.split("┃")].index("mem skips")
+    assert [c.strip() for c in row.split("│")][column] == "1"
