@@ -304,6 +304,22 @@ class Agent:
         self._steered("edit", memory_id, text.strip(), old=old)
         return old
 
+    async def end_session(self) -> None:
+        """Let the backend keep what this session leaves for the next ones (``remember``:
+        cards' session summary); a failure is logged and recorded, never raised."""
+        remember = getattr(self.backend, "remember", None)
+        if remember is None or not any(t.ok for t in self.turns):
+            return
+        try:
+            await remember()
+        except Exception as exc:  # the session is over either way
+            log.warning("%s could not keep this session: %s", self.backend.name, exc)
+            self.record({"type": "memory", "backend": self.backend.name, "op": "error",
+                         "id": "", "text": f"{type(exc).__name__}: {exc}"})
+        drain = getattr(self.backend, "drain_records", None)
+        for record in drain() if drain is not None else []:
+            self.record(record)
+
     async def _observe(self, backend: Backend, turns: list[Turn]) -> None:
         """Let ``backend`` learn from ``turns``; a failure is logged and recorded, never raised."""
         write = self.record

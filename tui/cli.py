@@ -158,6 +158,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             query = line.strip()
             if query:
                 failures += 0 if await _answer(session, query, sys.stdout) else 1
+        await session.agent.end_session()  # cards keeps a summary for later sessions
         return 1 if failures else 0
 
     return asyncio.run(loop())

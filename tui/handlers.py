@@ -139,6 +139,46 @@ class SlashHandlers:
             self.notify("nothing to compact: only the first and the latest turn are left")
         self.report_memory_issues()
 
+    async def slash_remember(self: EngramApp, args: list[str]) -> None:
+        self._need_agent()
+        if not callable(getattr(self.agent.backend, "remember", None)):
+            raise SlashError(f"the {self.agent.backend.name} backend keeps no session "
+                             "summaries; /remember works with the cards backend")
+        self._need_idle()
+        self.remember_session()
+
+    @work(exclusive=True, group="switch", exit_on_error=False)
+    async def remember_session(self: EngramApp) -> None:
+        """Summarise this session for the repository's later sessions (cards)."""
+        backend = self.agent.backend
+        with self.operation_shown("summarising this session"):
+            try:
+                exp = await self.engine.run(backend.remember())
+            except asyncio.CancelledError:
+                self.notify("session summary cancelled", severity="warning")
+                raise
+        for record in backend.drain_records():
+            self.agent.record(record)
+        if exp is None:
+            self.notify("nothing to remember yet: no fact or code in this session")
+        else:
+            self.notify(f"kept for later sessions: {exp.text()[:160]}",
+                        title=f"session {exp.session} remembered")
+
+    async def slash_experience(self: EngramApp, args: list[str]) -> None:
+        self._need_agent()
+        pin = getattr(self.agent.backend, "pin_experience", None)
+        if not callable(pin):
+            raise SlashError(f"the {self.agent.backend.name} backend has no session "
+                             "summaries; /experience works with the cards backend")
+        if len(args) > 1:
+            raise SlashError("usage: /experience [SESSION]")
+        try:
+            exp = pin(args[0] if args else "")
+        except LookupError as exc:
+            raise SlashError(str(exc)) from exc
+        self.notify(f"every answer now sees session {exp.session}'s summary (F2 shows it)")
+
     # -- quick commands ----------------------------------------------------------------
     async def slash_ab(self: EngramApp, args: list[str]) -> None:
         self._need_agent()

@@ -18,7 +18,10 @@ Options (``BackendEnv.options``): ``cards_scorer`` (proxy | llm), ``cards_packin
 when a commit or the working tree changes that symbol (``_cards_stale``): their card
 says so and their negative-transfer risk rises. The graph lives in process and is
 rebuilt from the transcript on a switch or resume. This backend does its own
-repository retrieval, so it gets no generic top-10 functions.
+repository retrieval, so it gets no generic top-10 functions. Earlier sessions of the
+repository reach it as summary nodes (``_cards_experience``): retrieved like any unit,
+or pinned with ``pin_experience`` (``/experience``); ``remember`` (``/remember``, the
+end of a headless chat) keeps this session's.
 """
 
 from __future__ import annotations
@@ -29,6 +32,12 @@ from typing import Any
 import numpy as np
 
 from memory.backends._cards_build import GraphBuilder
+from memory.backends._cards_experience import (
+    Experience,
+    ExperienceStore,
+    session_facts,
+    summarise,
+)
 from memory.backends._cards_graph import ContextGraph, Node
 from memory.backends._cards_pack import PACKINGS, Packed, Unit, compile_card, pack
 from memory.backends._cards_score import (
@@ -75,6 +84,48 @@ class CardsBackend:
         self.last_pack: Packed | None = None  # the cards of the last context (for people)
         self.watch = StalenessWatch(env.repo.root) if env.repo is not None else None
         self._digest = Digest()
+        self.store = ExperienceStore(env.data_dir) if env.data_dir is not None else None
+        self.experiences: list[Experience] = []  # earlier sessions of this repository
+        self.pinned: set[str] = set()  # summary nodes shown in every context (oracle reuse)
+        if self.store is not None:
+            for exp in self.store.load():
+                if exp.session != env.session_id:
+                    self._add_experience(exp)
+
+    # -- experience across sessions --------------------------------------------------------
+    def _add_experience(self, exp: Experience) -> Node:
+        self.experiences = [e for e in self.experiences if e.session != exp.session] + [exp]
+        text = exp.text()
+        return self.graph.add(Node(exp.node_id, "summary", f"session:{exp.session}", text,
+                                   self.env.count(text), 0.8))
+
+    async def remember(self) -> Experience | None:
+        """Summarise what this session decided and did (at most 200 words) and keep it for
+        the repository's later sessions; None when the session left nothing to keep."""
+        facts = session_facts(self.graph)
+        if not facts or self.store is None:
+            return None
+        exp, why = await summarise(self.env.llm, self.env.session_id or "session", facts)
+        if why:
+            self.journal.skip(why)
+        await asyncio.to_thread(self.store.save, exp)
+        self.journal.op("REMEMBER", exp.node_id, exp.text()[:300])
+        return exp
+
+    def pin_experience(self, session: str = "") -> Experience:
+        """Show an earlier session's summary in every context from now on (the latest when
+        ``session`` is empty; else the one whose id starts with it)."""
+        if not self.experiences:
+            raise LookupError("no earlier session of this repository left a summary "
+                              "(/remember keeps one)")
+        found = [e for e in self.experiences if e.session.startswith(session)]
+        if not found:
+            known = ", ".join(e.session for e in self.experiences[-5:])
+            raise LookupError(f"no session summary {session!r}; known: {known}")
+        exp = found[-1]
+        self.pinned.add(exp.node_id)
+        self._digest.update("pin", exp.node_id)
+        return exp
 
     # -- observe --------------------------------------------------------------------------
     async def observe(self, turn: Turn) -> None:
@@ -179,12 +230,17 @@ class CardsBackend:
 
     # -- context --------------------------------------------------------------------------
     async def units(self, query: str) -> list[Unit]:
-        """Every current candidate with its judgment, utility and card."""
+        """Every current candidate with its judgment, utility and card; a pinned session
+        summary is always a candidate and comes first."""
+        await self._embed_missing()
         candidates = await self.candidates(query)
+        have = {c.node.id for c in candidates}
+        candidates += [Candidate(self.graph.nodes[i], 1.0, 1.0, "pinned")
+                       for i in sorted(self.pinned) if i not in have]
         judgments = await self.scorer.judge(query, candidates)
         units = []
         for c, j in zip(candidates, judgments, strict=True):
-            score = utility(j, c.node.tokens)
+            score = utility(j, c.node.tokens) + (1.0 if c.node.id in self.pinned else 0.0)
             card = compile_card(c.node, j, score, self.graph.revised(c.node.id))
             units.append(Unit(c.node, j, score, card))
         return units

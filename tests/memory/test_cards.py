@@ -414,6 +414,12 @@ async def test_real_embedded_model_builds_a_graph_and_packs_cards(make_agent):
     text = "\n".join(s.text for s in pack.sections)
     if any(not f.current for f in facts):  # the revision was recognised
         assert "timeout of 5 seconds" not in text
+    await agent.end_session()  # the session's summary, chosen among its own facts
+    records = read_transcript(agent.transcript.path).of_type("memory")
+    assert records[-1]["op"] == "REMEMBER", records[-3:]
+    assert [r for r in records if r["op"] in ("skipped", "error")] == []
+    [exp] = agent.backend.store.load()
+    assert exp.decisions and set(exp.decisions) <= {f.content for f in facts if f.current}
 
 
 def test_memories_command_lists_nodes_edges_and_superseded_facts(demo_repo, tmp_path, script,
@@ -473,3 +479,67 @@ async def test_a_commit_changing_the_function_marks_its_fact_stale(cards_env, sc
     await cards.context("connect timeout", budget=3000)
     [card] = [c for c in cards.last_pack.cards if c.node_id == "fact:0:0"]
     assert "STALE: app/db.py::connect changed in" in card.render()
+
+
+def env_for(cards_env, session_id, **options):
+    from dataclasses import replace
+
+    return replace(cards_env(**options), session_id=session_id)
+
+
+async def test_a_fact_of_session_one_reaches_session_two_free_and_pinned(cards_env, script):
+    from memory.backends._cards_experience import ExperienceStore
+
+    first = registry.create("cards", env_for(cards_env, "s1"))
+    await conversation(first, script)
+    script.push(json.dumps({"decisions": [CONNECT_10], "summary": "Set connect's timeout."}))
+    exp = await first.remember()
+    assert exp is not None and exp.decisions == [CONNECT_10]
+    assert [r["op"] for r in first.drain_records()][-1] == "REMEMBER"
+    second = registry.create("cards", env_for(cards_env, "s2"))
+    node = second.graph.nodes["exp:s1"]
+    assert node.type == "summary" and CONNECT_10 in node.content
+    # free reuse: retrieved like any unit when the query is about it
+    free = await second.context("what timeout does connect use", budget=3000)
+    assert any(CONNECT_10 in s.text for s in free.sections)
+    # oracle reuse: pinned, it reaches every context before anything else
+    one = registry.create("cards", env_for(cards_env, "s2", cards_max=1))
+    unpinned = await one.context("validate_input blank strings", budget=3000)
+    assert [s.source for s in unpinned.sections] != ["exp:s1"]
+    digest = one.state_digest()
+    assert one.pin_experience("s1").session == "s1"
+    assert one.state_digest() != digest
+    pinned = await one.context("validate_input blank strings", budget=3000)
+    assert [s.source for s in pinned.sections] == ["exp:s1"]
+    with pytest.raises(LookupError, match="no session summary 'zz'"):
+        one.pin_experience("zz")
+    # its own session is not loaded as experience
+    again = registry.create("cards", env_for(cards_env, "s1"))
+    assert "exp:s1" not in again.graph.nodes
+    assert len(ExperienceStore(cards_env().data_dir).load()) == 1
+
+
+async def test_context_leaves_the_digest_alone_with_experience(cards_env, script):
+    first = registry.create("cards", env_for(cards_env, "s1"))
+    await conversation(first, script)
+    script.push("not JSON", "still not JSON")  # the summary falls back to the facts
+    exp = await first.remember()
+    assert exp is not None and CONNECT_10 in exp.decisions
+    assert [r["op"] for r in first.drain_records()][-2:] == ["skipped", "REMEMBER"]
+    second = registry.create("cards", env_for(cards_env, "s2"))
+    digest = second.state_digest()
+    await second.context("connect timeout", budget=3000)
+    assert second.state_digest() == digest
+
+
+def test_a_torn_or_corrupt_experience_line_is_skipped(tmp_path):
+    from memory.backends._cards_experience import Experience, ExperienceStore
+
+    store = ExperienceStore(tmp_path)
+    store.save(Experience("a", 1.0, "first", ["x must hold."]))
+    with store.path.open("a") as f:
+        f.write('{"session": "b", "created": "yesterday"}\n{"session": "c", "summ')
+    store.save(Experience("d", 2.0, "token sk-abcdefghijklmnopqrstuvwxyz123456 seen", []))
+    loaded = store.load()
+    assert [e.session for e in loaded] == ["a", "d"] and store.corrupt == 2
+    assert "sk-abcdefghijklmnopqrstuvwxyz123456" not in store.path.read_text()

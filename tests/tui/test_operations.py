@@ -183,3 +183,38 @@ async def test_compact_on_another_backend_says_it_cannot(app_factory, script):
         await ready(app, pilot)
         await send(pilot, "/compact")
         assert any("the full backend cannot compact" in n.message for n in app._notifications)
+
+
+async def test_remember_then_experience_in_a_later_session(app_factory, script):
+    first = app_factory(backend="cards")
+    async with first.run_test(size=(120, 40)) as pilot:
+        await ready(first, pilot)
+        script.push("Noted.", json.dumps({"facts": [{"text": "parse_date must return UTC.",
+                                                     "locations": []}]}))
+        await send(pilot, "parse_date must return UTC.")
+        script.push(json.dumps({"decisions": ["parse_date must return UTC."],
+                                "summary": "Settled parse_date's time zone."}))
+        await send(pilot, "/remember")
+        await until(pilot, lambda: not first.operation)
+        assert any("Settled parse_date's time zone." in n.message
+                   for n in first._notifications)
+        await send(pilot, "/experience")
+        assert any("no earlier session of this repository left a summary" in n.message
+                   for n in first._notifications)  # its own is not experience
+    second = app_factory(backend="cards")
+    async with second.run_test(size=(120, 40)) as pilot:
+        await ready(second, pilot)
+        await send(pilot, "/experience")
+        assert any("now sees session" in n.message for n in second._notifications)
+        assert second.agent.backend.pinned
+
+
+async def test_remember_on_another_backend_says_it_cannot(app_factory, script):
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await send(pilot, "/remember")
+        await send(pilot, "/experience")
+        said = [n.message for n in app._notifications]
+        assert any("the full backend keeps no session summaries" in m for m in said)
+        assert any("the full backend has no session summaries" in m for m in said)
