@@ -118,6 +118,7 @@ class Node:
     origin_tokens: int = 0
     superseded_by: str = ""  # the node that revised this one ("" while current)
     stale: str = ""  # why the code it describes may have changed ("" while valid)
+    alarm: str = ""  # how code written since breaks this fact ("" while respected)
 
     @property
     def current(self) -> bool:

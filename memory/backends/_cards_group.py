@@ -46,6 +46,7 @@ def merged(card_id: str, members: list[Unit]) -> Card:
                                     for part in u.card.scope.split(",") if part.strip()))
     revises = sorted({turn for u in told for turn in _turns(u.card.revises)}, key=int)
     stale = "; ".join(dict.fromkeys(u.card.stale for u in told if u.card.stale))
+    alarm = "; ".join(dict.fromkeys(u.card.alarm for u in told if u.card.alarm))
     origin = sum({u.node.turn: u.card.original_tokens for u in told}.values())
     return Card(
         card_id, "fact", best.card.trigger,
@@ -55,7 +56,7 @@ def merged(card_id: str, members: list[Unit]) -> Card:
             f" Some of these revise turn(s) {', '.join(revises)}; follow the later version."
             if revises else ""),
         scope, max(u.utility for u in members), origin,
-        brief_evidence="\n" + "\n".join(brief), stale=stale,
+        brief_evidence="\n" + "\n".join(brief), stale=stale, alarm=alarm,
         revises=f"revises turn {', '.join(revises)}" if revises else "",
         members=tuple(u.node.id for u in told))
 

@@ -60,6 +60,7 @@ class Card:
     stale: str = ""
     revises: str = ""  # "revises turn 3": the card is the current version of a revision
     members: tuple[str, ...] = ()  # the units a per-subject card holds (``_cards_group``)
+    alarm: str = ""  # code written since breaks it (``_cards_alarm``)
 
     def fields(self) -> dict[str, str]:
         return {"trigger": self.trigger, "evidence": self.evidence,
@@ -70,7 +71,8 @@ class Card:
         level = level or self.level
         head = f"[memory card {self.node_id} · utility {self.utility:.2f}" + (
             f" · {self.revises}" if self.revises else "") + (
-            f" · STALE: {self.stale}" if self.stale else "") + "]"
+            f" · STALE: {self.stale}" if self.stale else "") + (
+            f" · ALARM: {self.alarm}; follow this" if self.alarm else "") + "]"
         evidence = self.evidence if level == "full" else (self.brief_evidence or self.evidence)
         lines = [head]
         if level == "full":
@@ -165,7 +167,7 @@ def compile_card(node: Node, judgment: Judgment, utility: float,
         origin = max(origin, node.tokens)
         failure = "the answer guesses the signature or behaviour of existing code."
     return Card(node.id, node.type, trigger, evidence, hint, failure, scope,
-                round(utility, 4), origin, brief, stale=node.stale,
+                round(utility, 4), origin, brief, stale=node.stale, alarm=node.alarm,
                 revises=f"revises turn {', '.join(str(r.turn) for r in revised)}"
                 if revised else "")
 
@@ -257,13 +259,13 @@ def card_key(node: Node) -> str:
     return f"facts:{key}" if key else node.id
 
 
-def _told(group: tuple[Card, list[Unit]]) -> tuple[int, int, str]:
-    """Presentation order: the repository's code first, then the conversation's cards
-    in the order they were said (a card at its latest statement), so the latest
-    statement about a subject comes last."""
+def _told(group: tuple[Card, list[Unit]]) -> tuple[int, int, int, str]:
+    """Presentation order: a card whose decision the latest code breaks first, then the
+    repository's code, then the conversation's cards in the order they were said (a
+    card at its latest statement), so the latest statement about a subject comes last."""
     card, members = group
     turn = max(u.node.turn for u in members)
-    return (0 if turn < 0 else 1, turn, card.node_id)
+    return (0 if card.alarm else 1, 0 if turn < 0 else 1, turn, card.node_id)
 
 
 def audit_at(card: Card, level: str, count: Callable[[str], int]) -> Audit:

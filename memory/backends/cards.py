@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from memory.backends import _cards_alarm as alarms
 from memory.backends._cards_build import GraphBuilder
 from memory.backends._cards_experience import (
     Experience,
@@ -58,6 +59,7 @@ SCORERS = ("proxy", "llm")
 SEARCH_K = 16  # candidates by vector similarity, and as many by lexical overlap
 EXPAND_FROM = 6  # the best candidates whose neighbours join the candidates
 MAX_CARDS = 12
+ALARM_BOOST = 2.0  # a fact the latest code breaks goes before everything, pins included
 
 
 def _option(env: BackendEnv, key: str, default: str, allowed: tuple[str, ...]) -> str:
@@ -134,6 +136,16 @@ class CardsBackend:
         for node in stale:
             self.journal.op("STALE", node.id, node.stale)
         report = await self.builder.add_turn(turn)
+        for node in report.added:
+            if node.type != "code":
+                continue
+            raised, cleared = alarms.update(self.graph, node)
+            for alarm in raised:
+                self.journal.op("ALARM", alarm.fact.id, alarm.why)
+            for fact in cleared:
+                self.journal.op("CLEAR", fact.id, f"code at turn {turn.index} respects it")
+            self._digest.update("alarm", *(f"{a.fact.id}:{a.why}" for a in raised),
+                                *(f.id for f in cleared))
         if self.watch is not None:
             for node in report.added:
                 await asyncio.to_thread(self.watch.anchor, node)
@@ -231,16 +243,19 @@ class CardsBackend:
     # -- context --------------------------------------------------------------------------
     async def units(self, query: str) -> list[Unit]:
         """Every current candidate with its judgment, utility and card; a pinned session
-        summary is always a candidate and comes first."""
+        summary and a fact the latest code breaks are always candidates, and first."""
         await self._embed_missing()
         candidates = await self.candidates(query)
         have = {c.node.id for c in candidates}
         candidates += [Candidate(self.graph.nodes[i], 1.0, 1.0, "pinned")
                        for i in sorted(self.pinned) if i not in have]
+        candidates += [Candidate(n, 1.0, 1.0, "alarm") for n in self.graph.current()
+                       if n.alarm and n.id not in have]
         judgments = await self.scorer.judge(query, candidates)
         units = []
         for c, j in zip(candidates, judgments, strict=True):
-            score = utility(j, c.node.tokens) + (1.0 if c.node.id in self.pinned else 0.0)
+            score = utility(j, c.node.tokens) + (1.0 if c.node.id in self.pinned else 0.0) \
+                + (ALARM_BOOST if c.node.alarm else 0.0)  # raised first
             card = compile_card(c.node, j, score, self.graph.revised(c.node.id))
             units.append(Unit(c.node, j, score, card))
         return units

@@ -543,3 +543,50 @@ def test_a_torn_or_corrupt_experience_line_is_skipped(tmp_path):
     loaded = store.load()
     assert [e.session for e in loaded] == ["a", "d"] and store.corrupt == 2
     assert "sk-abcdefghijklmnopqrstuvwxyz123456" not in store.path.read_text()
+
+
+async def test_code_that_breaks_a_stated_decision_raises_its_card(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    said = ["`connect` takes (host).", "`connect` takes (host, port, timeout).",
+            "`connect` should reuse `Form` from `app/forms.py`.",
+            "For `connect`: never raises KeyError for a bad host."]
+    await said_in_turns(cards, script, said)
+    wrong = "```python\ndef connect(host):\n    return {}[host]\n```"
+    right = ("```python\ndef connect(host, port, timeout):\n    form = Form()\n"
+             "    return form, port, timeout\n```")
+    script.push(facts())
+    await cards.observe(Turn(4, "write connect", wrong))
+    graph = cards.graph
+    takes, reuse, never = (graph.nodes[f"fact:{i}:0"] for i in (1, 2, 3))
+    assert takes.alarm == ("the code written at turn 4 takes (host), as turn:0 said before "
+                           "this revision")
+    assert reuse.alarm == "the code written at turn 4 does not use `Form`"
+    assert never.alarm == ""  # a KeyError from {}[host] is not a `raise`: nothing to say
+    ops = [r["op"] for r in cards.drain_records()]
+    assert ops.count("ALARM") == 2
+    pack_ = await cards.context("render_form escapes HTML", budget=3000)
+    first = pack_.of_kind("memory")[0]
+    assert "ALARM: the code written at turn 4 takes (host)" in first.text
+    script.push(facts())
+    await cards.observe(Turn(5, "fix connect", right))
+    assert not takes.alarm and not reuse.alarm
+    assert [r["op"] for r in cards.drain_records()].count("CLEAR") == 2
+    pack_ = await cards.context("render_form escapes HTML", budget=3000)
+    assert "ALARM" not in "\n".join(s.text for s in pack_.sections)
+
+
+def test_the_alarm_checks_raises_and_ignores_code_that_does_not_parse():
+    from memory.backends._cards_alarm import check
+
+    graph = ContextGraph()
+    graph.add(Node("fact:0:0", "fact", "turn:0", "For `parse`: Raises ValueError when empty.",
+                   8, subject="parse", turn=0))
+    graph.add(Node("fact:1:0", "fact", "turn:1", "`parse` must not raise TypeError.", 8,
+                   subject="parse", turn=1))
+    code = "def parse(text):\n    if not text:\n        raise TypeError('x')\n    return text"
+    node = Node("code:2:0", "code", "turn:2", code, 20, subject="parse", turn=2)
+    assert [(a.fact.id, a.why) for a in check(graph, node)] == [
+        ("fact:0:0", "the code written at turn 2 never raises ValueError"),
+        ("fact:1:0", "the code written at turn 2 raises TypeError")]
+    broken = Node("code:3:0", "code", "turn:3", "def parse(text:\n", 5, subject="parse")
+    assert check(graph, broken) == []

@@ -1,0 +1,119 @@
+"""The regression alarm of ``cards``: code the assistant wrote that breaks what the
+developer stated about that function, or brings back what a revision removed.
+
+CodeMem's AST conflict check compares new code with the code written before; this one
+compares it with the graph's facts about the function, where the fact says something
+an AST can check:
+- "`f` takes (a, b)": the parameters, in order;
+- "`f` needs / should reuse / uses / calls `x`": ``x`` is referenced;
+- "`f` raises X ..." / "never raises X": ``raise X`` is there, or is not;
+- a superseded "`f` takes (...)" whose parameters the new code has again, while the
+  current statement differs: the revision was undone.
+A fact that the code breaks is marked (``Node.alarm``): its card is raised first and
+says why, until code for the function that respects it is written. Code that does not
+parse, or that does not define the function, raises nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from memory.backends._cards_graph import ContextGraph, Node, subject_key
+
+_TAKES = re.compile(r"\btakes \(([^()]*)\)")
+_USES = re.compile(r"\b(?:needs|should reuse|reuses|uses|calls|should call) `([\w.]+)`")
+_NEVER = re.compile(r"\b(?:never|must not|should not|does not|doesn't) raises? `?([A-Z]\w*)`?")
+_RAISES = re.compile(r"(?:^|[:;.]\s*|\bthat |\bit |\bmust |\bshould )[Rr]aises? `?([A-Z]\w*)`?")
+
+
+@dataclass(frozen=True)
+class Alarm:
+    fact: Node
+    why: str
+
+
+@dataclass
+class _Shape:
+    params: list[str]
+    names: set[str]
+    raised: set[str]
+
+
+def _shape(code: str, name: str) -> _Shape | None:
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    wanted = name.split(".")[-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == wanted:
+            args = node.args
+            params = [a.arg for a in (*args.posonlyargs, *args.args)]
+            params += [f"*{args.vararg.arg}"] if args.vararg else []
+            params += [a.arg for a in args.kwonlyargs]
+            params += [f"**{args.kwarg.arg}"] if args.kwarg else []
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            names |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+            raised = set()
+            for r in (n for n in ast.walk(node) if isinstance(n, ast.Raise) and n.exc):
+                target = r.exc.func if isinstance(r.exc, ast.Call) else r.exc
+                if isinstance(target, ast.Name):
+                    raised.add(target.id)
+                elif isinstance(target, ast.Attribute):
+                    raised.add(target.attr)
+            return _Shape(params, names, raised)
+    return None
+
+
+def _params(listed: str) -> list[str]:
+    return [p.split("=")[0].split(":")[0].strip() for p in listed.split(",") if p.strip()]
+
+
+def check(graph: ContextGraph, code: Node) -> list[Alarm]:
+    """The facts about ``code``'s function that ``code`` breaks."""
+    key = subject_key(code.subject)
+    shape = _shape(code.content, code.subject) if key else None
+    if shape is None:
+        return []
+    facts = [n for n in graph.of_type("fact") if subject_key(n.subject) == key]
+    current = [n for n in facts if n.current]
+    alarms: list[Alarm] = []
+    where = f"the code written at turn {code.turn}"
+    for fact in current:
+        text = fact.content
+        if (m := _TAKES.search(text)) and _params(m.group(1)) != shape.params:
+            alarms.append(Alarm(fact, f"{where} takes ({', '.join(shape.params)})"))
+            revived = [old for old in facts if not old.current
+                       and (o := _TAKES.search(old.content))
+                       and _params(o.group(1)) == shape.params]
+            if revived:
+                alarms[-1] = Alarm(fact, alarms[-1].why + f", as {revived[-1].source} said "
+                                   f"before this revision")
+        elif (m := _USES.search(text)) and m.group(1).split(".")[-1] not in shape.names:
+            alarms.append(Alarm(fact, f"{where} does not use `{m.group(1)}`"))
+        elif (m := _NEVER.search(text)) and m.group(1) in shape.raised:
+            alarms.append(Alarm(fact, f"{where} raises {m.group(1)}"))
+        elif not _NEVER.search(text) and (m := _RAISES.search(text)) and \
+                m.group(1) not in shape.raised:
+            alarms.append(Alarm(fact, f"{where} never raises {m.group(1)}"))
+    return alarms
+
+
+def update(graph: ContextGraph, code: Node) -> tuple[list[Alarm], list[Node]]:
+    """Mark the facts ``code`` breaks; clear the alarms of the facts about the same
+    function it respects. Returns (raised, cleared)."""
+    key = subject_key(code.subject)
+    if not key or _shape(code.content, code.subject) is None:
+        return [], []
+    raised = check(graph, code)
+    broken = {a.fact.id for a in raised}
+    cleared = []
+    for fact in graph.of_type("fact"):
+        if subject_key(fact.subject) == key and fact.alarm and fact.id not in broken:
+            fact.alarm = ""
+            cleared.append(fact)
+    for alarm in raised:
+        alarm.fact.alarm = alarm.why
+    return raised, cleared
