@@ -1,24 +1,35 @@
-"""The few git facts engram needs, from the git command line."""
+"""The few git facts engram needs, through GitPython.
+
+The repository's root, HEAD and branch, every file's content signature for the
+index's incremental refresh, and a file's blob id for the ``cards`` staleness watch.
+GitPython runs the git command line underneath; its errors become ``NotAGitRepo`` or
+an empty answer here, never a traceback for the user.
+"""
 
 from __future__ import annotations
 
-import subprocess
+import os
 from pathlib import Path
+
+os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")  # a missing git is reported by use
+
+import git
+
+GitError = (git.GitError, OSError, ValueError)
+HASH_BATCH = 200  # paths per `git hash-object` call
 
 
 class NotAGitRepo(ValueError):
     """The folder is not inside a git work tree."""
 
 
-def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    result = subprocess.run(
-        ["git", "-C", str(root), *args], input=stdin, capture_output=True, check=False,
-        timeout=120,
-    )
-    if result.returncode != 0:
-        raise subprocess.CalledProcessError(result.returncode, args, result.stdout,
-                                            result.stderr)
-    return result.stdout
+def _repo(root: Path) -> git.Repo:
+    return git.Repo(root)
+
+
+def _run(root: Path, *args: str) -> str:
+    """``git ARGS`` in ``root``: its standard output, as it is."""
+    return git.Git(str(root)).execute(["git", *args], strip_newline_in_stdout=False)
 
 
 def toplevel(path: Path) -> Path:
@@ -28,29 +39,41 @@ def toplevel(path: Path) -> Path:
     if not path.is_dir():
         raise NotAGitRepo(f"not a folder: {path}")
     try:
-        out = _git(path, "rev-parse", "--show-toplevel")
-    except (subprocess.CalledProcessError, FileNotFoundError) as exc:
+        tree = git.Repo(path, search_parent_directories=True).working_tree_dir
+    except (*GitError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
         raise NotAGitRepo(f"not a git repository: {path} (run `git init` there first)") from exc
-    return Path(out.decode().strip()).resolve()
+    if tree is None:
+        raise NotAGitRepo(f"not a git work tree (a bare repository): {path}")
+    return Path(tree).resolve()
 
 
 def head(root: Path) -> str:
     """HEAD's commit sha, or '' in a repository without commits."""
     try:
-        return _git(root, "rev-parse", "HEAD").decode().strip()
-    except subprocess.CalledProcessError:
+        return _repo(root).head.commit.hexsha
+    except GitError:
         return ""
 
 
 def branch(root: Path) -> str:
+    """The checked-out branch, 'HEAD' when detached, '' when unknown."""
     try:
-        return _git(root, "rev-parse", "--abbrev-ref", "HEAD").decode().strip()
-    except subprocess.CalledProcessError:
+        repo = _repo(root)
+        return "HEAD" if repo.head.is_detached else repo.active_branch.name
+    except (*GitError, TypeError):
         return ""
 
 
-def _split(out: bytes) -> list[str]:
-    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+def blob_id(root: Path, path: str) -> str:
+    """The blob id of ``path``'s content in the work tree now ('' when unreadable)."""
+    try:
+        return _run(root, "hash-object", "--", path).strip()
+    except GitError:
+        return ""
+
+
+def _split(out: str) -> list[str]:
+    return [p for p in out.split("\0") if p]
 
 
 def file_signatures(root: Path) -> dict[str, str]:
@@ -61,21 +84,21 @@ def file_signatures(root: Path) -> dict[str, str]:
     mtime and size. Tracked files deleted from the work tree are left out.
     """
     signatures: dict[str, str] = {}
-    for line in _split(_git(root, "ls-files", "-s", "-z")):
+    for line in _split(_run(root, "ls-files", "-s", "-z")):
         meta, _, path = line.partition("\t")
         parts = meta.split()
         if len(parts) >= 2 and parts[0] != "160000":  # skip submodules
             signatures[path] = "blob:" + parts[1]
-    modified = [p for p in _split(_git(root, "diff", "--name-only", "-z")) if p in signatures]
+    modified = [p for p in _split(_run(root, "diff", "--name-only", "-z")) if p in signatures]
     present = [p for p in modified if (root / p).is_file()]
     for p in set(modified) - set(present):
         signatures.pop(p, None)
-    if present:
-        ids = _git(root, "hash-object", "--stdin-paths",
-                   stdin="\n".join(present).encode()).decode().split()
-        for path, blob in zip(present, ids, strict=False):
+    for start in range(0, len(present), HASH_BATCH):  # a bounded command line
+        batch = present[start:start + HASH_BATCH]
+        ids = _run(root, "hash-object", "--", *batch).split()
+        for path, blob in zip(batch, ids, strict=False):
             signatures[path] = "blob:" + blob
-    for path in _split(_git(root, "ls-files", "-z", "--others", "--exclude-standard")):
+    for path in _split(_run(root, "ls-files", "-z", "--others", "--exclude-standard")):
         try:
             stat = (root / path).stat()
         except OSError:

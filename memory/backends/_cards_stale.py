@@ -11,7 +11,6 @@ re-validated: its anchor moves to the new blob. No model is involved.
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,10 +37,7 @@ class StalenessWatch:
         self.anchors: dict[str, Anchor] = {}
 
     def _blob(self, path: str) -> str:
-        try:
-            return _git._git(self.root, "hash-object", "--", path).decode().strip()
-        except (subprocess.CalledProcessError, FileNotFoundError, OSError):
-            return ""
+        return _git.blob_id(self.root, path)
 
     def _code(self, location: str) -> str | None:
         """The symbol's code in the work tree now, or None when it is gone."""
