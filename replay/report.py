@@ -148,7 +148,17 @@ def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
             "judge_check": _judge_check(pairs), "pairs": len(pairs),
             "experience": experience_rows(pairs),
             "iterative": iterative_summary(pairs),
-            "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")})}
+            "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")}),
+            "settings": _settings(pairs)}
+
+
+def _settings(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per backend, how it ran (``backend_settings`` of its pairs; the first pair's)."""
+    found: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        if pair.get("backend_settings") and pair["backend"] not in found:
+            found[pair["backend"]] = dict(pair["backend_settings"])
+    return found
 
 
 def write_results(out: Path, pairs: list[dict[str, Any]], config: dict[str, Any]) -> Path:
@@ -257,6 +267,8 @@ def table(summary: dict[str, Any]) -> Any:
                             EXPERIENCE_COLUMNS, first="backend · setting",
                             caption=EXPERIENCE_LEGEND))
     parts += iterative_tables(summary.get("iterative") or {})
+    for backend, settings in (summary.get("settings") or {}).items():
+        parts.append(Text(f"{backend}: " + ", ".join(f"{k} {v}" for k, v in settings.items())))
     sandbox = sandbox_line(summary.get("sandbox") or [])
     if sandbox is not None:
         parts.append(sandbox)

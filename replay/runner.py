@@ -281,6 +281,9 @@ class Replay:
             # structured calls, retries, lenient parses, failures, skipped memory updates
             result["structured"] = structured_counts(agent.llm.stats.as_dict(),
                                                      agent.memory_issues)
+            settings = getattr(agent.backend, "settings", None)
+            if callable(settings):  # how the backend ran (cards: which scorer, packing)
+                result["backend_settings"] = settings()
             ledger = agent.llm.ledger
             result["tokens"] = ledger.tokens
             result["usage"] = ledger.to_dict()

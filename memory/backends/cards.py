@@ -277,6 +277,13 @@ class CardsBackend:
         return ContextPack(query, sections, self.env.count(query))
 
     # -- for people ---------------------------------------------------------------------
+    def settings(self) -> dict[str, object]:
+        """How this backend ran, for replay results: which scorer and packing (CICL's
+        modes are reported apart), the card limit, the LLM judge's fallbacks."""
+        return {"scorer": self.scorer.name, "packing": self.packing,
+                "max_cards": self.max_cards,
+                "judge_fallbacks": getattr(self.scorer, "fallbacks", 0)}
+
     def memory_view(self) -> list[tuple[str, str]]:
         last = {what: op for op, what in self.last_events}
         rows = []

@@ -462,3 +462,41 @@ def test_structured_retries_and_skips_reach_pairs_results_and_report(tmp_path, s
     row = next(line for line in printed.splitlines() if line.startswith("│ mem0"))
     column = [c.strip()[:9] for c in header.split("┃")].index("mem skips")
     assert [c.strip() for c in row.split("│")][column] == "1"
+
+
+def test_cards_on_demo_outlines_reports_its_scorer_and_leads_rag(tmp_path, capsys):
+    """Two demo outlines, the context-reading model: cards reaches more true items than
+    rag with fewer stale ones, and the results and the report say which scorer ran."""
+    import asyncio
+
+    from memory.embed import get_embedder
+    from replay.cli import DEMO
+    from replay.outline import load_outlines
+    from replay.report import summarize, table
+    from tests.conftest import SCRIPT, _register_scripted
+    from tests.replay.reader import ContextReader
+
+    _register_scripted()
+    outlines = load_outlines(DEMO / "outlines")[1:3]
+    SCRIPT.queue.clear()
+    SCRIPT.default, SCRIPT.count_prompt = ContextReader(outlines, DEMO / "inventory"), True
+    replay = Replay(ReplayConfig(backends=["rag", "cards"], model="scripted/reader",
+                                 out=tmp_path / "run", repo=DEMO / "inventory", max_tokens=128,
+                                 backend_options={"cards_packing": "pre"}),
+                    embedder=get_embedder())
+    try:
+        pairs = asyncio.run(replay.run(outlines))
+    finally:
+        replay.close()
+        SCRIPT.default, SCRIPT.count_prompt = "scripted answer", False
+    summary = summarize(pairs)
+    rows = summary["backends"]
+    assert rows["cards"]["recall"] > rows["rag"]["recall"]
+    assert rows["cards"]["stale"] < rows["rag"]["stale"]
+    assert summary["settings"]["cards"]["scorer"] == "proxy"
+    assert summary["settings"]["cards"]["packing"] == "pre" and "rag" not in summary["settings"]
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(table(summary))
+    assert "cards: scorer proxy, packing pre" in console.export_text()
