@@ -1,4 +1,5 @@
-"""Every LLM call engram makes goes through here, and through litellm.
+"""Every LLM call engram makes goes through here, and through litellm (the embedded
+model's go straight to it, ``memory.local_calls``: no litellm import for offline use).
 
 One ``LLM`` per model: completion and streaming with a timeout and retries with
 backoff, a usage ledger split by purpose, token counting, the model's window.
@@ -135,6 +136,12 @@ class LLMConfig:
 
 def _classify(exc: BaseException) -> tuple[str, bool]:
     """A short reason for an exception from litellm, and whether a retry may help."""
+    from memory.local import LocalModelError
+
+    if isinstance(exc, LocalModelError):  # the embedded model: a retry would fail again
+        return "embedded model", False
+    if isinstance(exc, asyncio.TimeoutError) and _litellm is None:
+        return "timed out", True
     litellm = import_litellm()
     retryable = (
         litellm.Timeout,
@@ -178,13 +185,34 @@ class LLM:
         return LLM(cfg, self.ledger, self.stats)
 
     # -- token accounting -------------------------------------------------
+    @property
+    def embedded(self) -> bool:
+        """An embedded model (``local/NAME``): called without litellm (memory.local_calls)."""
+        return self.model.startswith("local/")
+
     def count_tokens(self, text: str) -> int:
         if not text:
             return 0
+        if self.embedded:
+            from memory import local_calls
+
+            return local_calls.count_tokens(self.model, text)
         return int(import_litellm().token_counter(model=self.model, text=text))
 
     def count_messages(self, messages: list[dict[str, Any]]) -> int:
+        if self.embedded:
+            from memory import local_calls
+
+            return local_calls.count_messages(self.model, messages)
         return int(import_litellm().token_counter(model=self.model, messages=messages))
+
+    async def _acompletion(self, **kwargs: Any) -> Any:
+        """litellm's ``acompletion``; for the embedded model the same call without litellm."""
+        if self.embedded:
+            from memory import local_calls
+
+            return await local_calls.acompletion(**kwargs)
+        return await import_litellm().acompletion(**kwargs)
 
     def context_window(self) -> int:
         if self.model.startswith("local/"):
@@ -269,7 +297,6 @@ class LLM:
                        max_tokens: int | None = None, temperature: float | None = None,
                        response_format: dict[str, Any] | None = None) -> str:
         """One completion; returns its text. Raises ``LLMError`` when all tries fail."""
-        litellm = import_litellm()
         last = ""
         kwargs = self._kwargs(messages, max_tokens, temperature, False)
         if response_format is not None:
@@ -277,7 +304,7 @@ class LLM:
         for attempt in range(self.config.retries + 1):
             try:
                 response = await asyncio.wait_for(
-                    litellm.acompletion(**kwargs), timeout=self.config.timeout,
+                    self._acompletion(**kwargs), timeout=self.config.timeout,
                 )
                 text = response.choices[0].message.content or ""
             except Exception as exc:
@@ -355,14 +382,13 @@ class LLM:
         A failure before the first piece is retried; after it, ``LLMError.partial``
         keeps what arrived so the caller loses nothing.
         """
-        litellm = import_litellm()
         last = ""
         for attempt in range(self.config.retries + 1):
             parts: list[str] = []
             usage = None
             try:
                 response = await asyncio.wait_for(
-                    litellm.acompletion(**self._kwargs(messages, max_tokens, temperature, True)),
+                    self._acompletion(**self._kwargs(messages, max_tokens, temperature, True)),
                     timeout=self.config.timeout,
                 )
                 iterator = response.__aiter__()

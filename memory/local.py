@@ -386,19 +386,16 @@ def register_local_provider() -> None:
 
 
 def preload(model: str) -> threading.Thread | None:
-    """Start loading what the first answer with ``model`` (``local/NAME``) needs — the
-    weights, then litellm — on a background thread, so it overlaps with opening the
-    index; ``None`` for other models. Errors are left for the first real call to report."""
+    """Start loading what the first answer with ``model`` (``local/NAME``) needs, its
+    weights, on a background thread, so it overlaps with opening the index (its calls
+    need no litellm: ``memory.local_calls``); ``None`` for other models. Errors are left
+    for the first real call to report."""
     if not model.startswith("local/") or model.split("/", 1)[1] not in LOCAL_MODELS:
         return None
 
     def load() -> None:
         with contextlib.suppress(Exception):
             warm(model.split("/", 1)[1])
-        with contextlib.suppress(Exception):
-            from memory.llm import import_litellm
-
-            import_litellm()
 
     thread = threading.Thread(target=load, name=f"preload {model}", daemon=True)
     thread.start()

@@ -96,9 +96,11 @@ BLOCK_TORCH = ("import sys\n"
 @pytest.mark.slow
 def test_an_answer_with_the_embedded_model_needs_no_torch(tmp_path, repo):
     """engram's runtime without the optional ``torch`` extra: index, retrieval and an
-    answer from local/smollm2 (the fresh process cannot import torch at all)."""
+    answer from local/smollm2 (the fresh process cannot import torch at all), and
+    without litellm: the embedded model is called directly."""
     code = BLOCK_TORCH + RUN_CLI
     modules = imported(tmp_path, "ask", "how are forms validated?", "--repo", str(repo),
                        "--model", "local/smollm2", "--max-tokens", "8", code=code)
-    assert {"llama_cpp", "onnxruntime", "litellm"} <= modules
-    assert not modules.intersection(("torch", "transformers", "sentence_transformers"))
+    assert {"llama_cpp", "onnxruntime"} <= modules
+    assert not modules.intersection(("torch", "transformers", "sentence_transformers",
+                                     "litellm"))

@@ -1,0 +1,94 @@
+"""Calls to the embedded model straight from ``memory.llm``, without litellm.
+
+Importing litellm costs ~2.5 s of CPU; a user of the offline default never needs it,
+so the embedded model is called here directly and answers in litellm's shapes (a
+response with ``choices[0].message.content`` and ``usage``; a stream of chunks with
+``choices[0].delta.content``, the last one carrying ``usage``), which ``memory.llm``
+reads the same way for every model. Token counts use the model's own tokenizer, the
+one its window is measured in. ``memory.local`` keeps the litellm provider for code
+that goes through litellm itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+from typing import Any
+
+from memory.local import LocalModel, _Failed, load_local_model
+
+PARAMS = ("max_tokens", "temperature", "response_format", "seed")
+
+
+def _model(model: str) -> LocalModel:
+    return load_local_model(model.split("/", 1)[1])
+
+
+def count_tokens(model: str, text: str) -> int:
+    """Tokens of ``text`` in the embedded model's own tokenizer."""
+    return len(_model(model).tokens(text)) if text else 0
+
+
+def count_messages(model: str, messages: list[dict[str, Any]]) -> int:
+    """Tokens of ``messages`` as the model sees them (its chat template applied)."""
+    local = _model(model)
+    return len(local.tokens(local.render(messages)))
+
+
+def _usage(prompt: int, completion: int) -> SimpleNamespace:
+    return SimpleNamespace(prompt_tokens=prompt, completion_tokens=completion,
+                           total_tokens=prompt + completion)
+
+
+async def acompletion(*, model: str, messages: list[dict[str, Any]], stream: bool = False,
+                      **kwargs: Any) -> Any:
+    """One call to ``local/NAME``: a response, or (``stream``) an async iterator of chunks.
+    A caller that gives up (cancelled, timed out) stops the generation at the next token."""
+    params = {k: kwargs[k] for k in PARAMS if k in kwargs}
+    local = await asyncio.to_thread(_model, model)
+    if stream:
+        return _chunks(local, messages, params)
+    cancel = threading.Event()
+    try:
+        gen = await asyncio.to_thread(local.generate, messages, params, cancel)
+    finally:
+        cancel.set()
+    message = SimpleNamespace(role="assistant", content=gen.text)
+    return SimpleNamespace(choices=[SimpleNamespace(message=message, finish_reason="stop")],
+                           usage=_usage(gen.prompt_tokens, gen.completion_tokens))
+
+
+async def _chunks(local: LocalModel, messages: list[dict[str, Any]],
+                  params: dict[str, Any]) -> AsyncIterator[Any]:
+    """The pieces of one generation, from a thread of its own."""
+    loop, queue = asyncio.get_running_loop(), asyncio.Queue[Any]()
+    cancel, done = threading.Event(), object()
+
+    def post(item: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def pump() -> None:
+        try:
+            for item in local.stream(messages, params, cancel):
+                post(item)
+        except BaseException as exc:  # handed to the consumer
+            post(_Failed(exc))
+        finally:
+            post(done)
+
+    threading.Thread(target=pump, name="engram-local-stream", daemon=True).start()
+    try:
+        while (item := await queue.get()) is not done:
+            if isinstance(item, _Failed):
+                raise item.error
+            if isinstance(item, tuple):  # (prompt tokens, completion tokens): the end
+                yield SimpleNamespace(choices=[], usage=_usage(*item))
+            else:
+                delta = SimpleNamespace(content=item)
+                yield SimpleNamespace(choices=[SimpleNamespace(delta=delta)], usage=None)
+    finally:
+        cancel.set()
