@@ -53,12 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run folder: a path or an fsspec URL (s3://bucket/run, ...)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=1,
-                        help="pairs in flight at once (processes' tasks with --executor ray)")
+                        help="pairs in flight at once (Ray tasks with --executor ray)")
     parser.add_argument("--executor", choices=["local", "ray"], default="local",
                         help="local: pairs run in this process (the reference); ray: each "
                              "pair a Ray task (pip install 'engram[ray]')")
     parser.add_argument("--ray-address", default=None, metavar="ADDR",
                         help="the Ray cluster to use (default: start a local instance)")
+    parser.add_argument("--ray-cpus-per-task", type=float, default=1.0, metavar="C",
+                        help="Ray's CPU request per pair task; below 1 packs several "
+                             "LLM-bound pairs on a CPU (default 1)")
     parser.add_argument("--budget-usd", type=float, default=None, metavar="X",
                         help="stop launching pairs once the projected cost would pass X "
                              "dollars (litellm's prices; pairs on record count)")
@@ -114,7 +117,8 @@ def _config(args: argparse.Namespace) -> Any:
         judge_model=args.judge_model or (args.model or default_model()
                                          if args.judge == "llm" else None),
         backend_options=parse_options(args.backend_opt, registry.names()),
-        executor=args.executor, ray_address=args.ray_address, budget_usd=args.budget_usd,
+        executor=args.executor, ray_address=args.ray_address,
+        ray_cpus_per_task=args.ray_cpus_per_task, budget_usd=args.budget_usd,
         rate_limits=parse_rpm(args.rpm),
     )
 

@@ -91,5 +91,5 @@ def make_executor(config: ReplayConfig) -> Executor:
     if config.executor == "ray":
         from replay.rayexec import RayExecutor
 
-        return RayExecutor(address=config.ray_address)
+        return RayExecutor(address=config.ray_address, cpus_per_task=config.ray_cpus_per_task)
     raise ExecutorError(f"unknown executor {config.executor!r}; known: local, ray")

@@ -73,6 +73,7 @@ class ReplayConfig:
     backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
     executor: str = "local"  # local | ray (replay.executors)
     ray_address: str | None = None  # None: start a local Ray instance
+    ray_cpus_per_task: float = 1.0  # Ray's CPU request per pair (below 1: LLM-bound pairs)
     budget_usd: float | None = None  # stop launching pairs past this projected cost
     rate_limits: RateLimits = field(default_factory=RateLimits)  # --rpm, per model
 
