@@ -138,3 +138,11 @@ def test_a_folder_without_pairs_is_a_clear_error(tmp_path, capsys):
     assert "no such run folder" in capsys.readouterr().err.replace("\n", "")
     assert merged_summary(merge([write_run(tmp_path / "x", [pair(
         "s", "full", {"a": True}, {"a": 1.0}, 1.0, 10, 0.0, "single-hop", 40)])]))["pairs"] == 1
+
+
+def test_report_needs_no_model_and_no_ray(tmp_path, runs):
+    from tests.memory.test_imports import LLM_STACK, imported
+
+    modules = imported(tmp_path, "replay", "report", *runs, "--out", str(tmp_path / "r"))
+    assert "matplotlib" in modules and "fsspec" in modules
+    assert not modules.intersection((*LLM_STACK, "ray", "lancedb"))
