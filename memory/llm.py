@@ -172,19 +172,30 @@ def _classify(exc: BaseException) -> tuple[str, bool]:
     return type(exc).__name__, isinstance(exc, retryable)
 
 
-def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """Dollars for these tokens by litellm's cost map: the model as named, else the name
-    after its provider prefix (a proxy's ``x/gpt-4o-mini``); $0 for a model it does not
+def priced_as(model: str) -> str | None:
+    """The name litellm's cost map prices ``model`` as: the model as named, else the name
+    after its provider prefix (a proxy's ``x/gpt-4o-mini``); None for a model it does not
     price (the embedded model, a self-hosted one)."""
+    if model.startswith("local/"):
+        return None
     litellm = import_litellm()
     for name in dict.fromkeys((model, model.split("/", 1)[-1])):
         try:
-            costs = litellm.cost_per_token(model=name, prompt_tokens=prompt_tokens,
-                                           completion_tokens=completion_tokens)
+            litellm.cost_per_token(model=name, prompt_tokens=1, completion_tokens=1)
         except Exception:
             continue
-        return float(sum(costs))
-    return 0.0
+        return name
+    return None
+
+
+def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """Dollars for these tokens by litellm's cost map; $0 for a model it does not price."""
+    name = priced_as(model)
+    if name is None:
+        return 0.0
+    costs = import_litellm().cost_per_token(model=name, prompt_tokens=prompt_tokens,
+                                            completion_tokens=completion_tokens)
+    return float(sum(costs))
 
 
 class LLM:

@@ -23,16 +23,12 @@ def pricing(model: str | None) -> str:
         return "no model"
     if model.startswith("local/"):
         return "embedded local model: $0"
-    from memory.llm import import_litellm
+    from memory.llm import priced_as
 
-    litellm = import_litellm()
-    for name in dict.fromkeys((model, model.split("/", 1)[-1])):
-        try:
-            litellm.cost_per_token(model=name, prompt_tokens=1, completion_tokens=1)
-        except Exception:
-            continue
-        return "litellm cost map" + ("" if name == model else f" (as {name})")
-    return "not in litellm's cost map: counted as $0"
+    name = priced_as(model)
+    if name is None:
+        return "not in litellm's cost map: counted as $0"
+    return "litellm cost map" + ("" if name == model else f" (as {name})")
 
 
 def _ledger_costs(usage: Any) -> dict[str, float]:

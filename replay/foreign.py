@@ -22,8 +22,10 @@ Formats, as checked (public documentation, public example files, the tools' sour
   first meta line then bare response items. Injected ``<environment_context>`` and
   ``<user_instructions>`` messages are context, not turns.
 - Aider (``.aider.chat.history.md``, aider's ``io.py``): ``# aider chat started at``
-  opens a session, the developer's input is written with ``#### `` before each line,
-  tool output and confirmations as ``> `` blockquotes, the model's reply as plain text.
+  opens a session (a history holds every session started in that repository: they are
+  read as one conversation, in order), the developer's input is written with ``#### ``
+  before each line, tool output and confirmations as ``> `` blockquotes, the model's
+  reply as plain text.
   In-chat commands (``/add``, ``/run``...) are context; ``/ask``, ``/code`` and
   ``/architect`` carry a question, which is the turn.
 """
@@ -283,7 +285,8 @@ def sniff(path: Path) -> str | None:
     if path.suffix != ".jsonl":
         return None
     try:
-        lines = path.read_text("utf-8", errors="replace").splitlines()[:50]
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            lines = [line for _, line in zip(range(50), fh, strict=False)]
     except OSError:
         return None
     for line in lines:
