@@ -3,18 +3,23 @@
 An outline is prepared once (stubbed copy + its index) by one task; the prepared
 folder travels as a tar archive through Ray's object store to the tasks of its pairs,
 which unpack it into their worker's temp folder (once per worker) — LanceDB stores
-stay per worker. A worker writes its pair's transcript to its own temp folder and
-hands it back with the result; the driver publishes both to the output location, so
-workers need no access to it. ``--rpm`` is held by one limiter actor every worker
-asks before each LLM call. Ray is imported only here, only when this executor runs.
+stay per worker, under a scratch folder of the run that the driver removes at the end
+(on its own node; a remote node's stays in its temp dir). A worker writes its pair's
+transcript to its own temp folder and hands it back with the result; the driver
+publishes both to the output location, so workers need no access to it. ``--rpm`` is
+held by one limiter actor every worker asks before each LLM call. Ray is imported only
+here, only when this executor runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
+import os
+import shutil
 import tarfile
 import tempfile
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,23 +45,30 @@ def _ray() -> Any:
     return ray
 
 
-def _worker_replay(config: ReplayConfig, setup: Setup) -> Replay:
+def scratch_root(run: str) -> Path:
+    """Where a run's workers keep their temp folders on a node (one per worker process):
+    the driver removes it on its own node when the run ends."""
+    return Path(tempfile.gettempdir()) / f"engram-ray-{run}"
+
+
+def _worker_replay(config: ReplayConfig, setup: Setup, run: str) -> Replay:
     from replay.runner import Replay
 
     if setup is not None:
         setup()
-    key = repr(config)
+    key = f"{run}:{config!r}"
     if key not in _WORKER:
-        temp = Path(tempfile.mkdtemp(prefix="engram-ray-"))
-        _WORKER[key] = Replay(config, transcripts=temp / "conversations")
+        scratch = scratch_root(run) / str(os.getpid())
+        scratch.mkdir(parents=True, exist_ok=True)
+        _WORKER[key] = Replay(config, transcripts=scratch / "conversations", scratch=scratch)
     return _WORKER[key]
 
 
-def prepare_source(config: ReplayConfig, source: Source, setup: Setup) -> bytes:
+def prepare_source(config: ReplayConfig, source: Source, setup: Setup, run: str) -> bytes:
     """Ray task: an outline's prepared folder as a gzipped tar."""
     from replay.runner import source_id
 
-    replay = _worker_replay(config, setup)
+    replay = _worker_replay(config, setup, run)
     replay.prepare(source)  # type: ignore[arg-type]
     key = source_id(source)
     buffer = io.BytesIO()
@@ -88,12 +100,12 @@ def actor_gate(actor: Any) -> Callable[[str], Any]:
 
 
 def run_pair_task(config: ReplayConfig, source: Source, name: str, archive: bytes | None,
-                  limiter: Any, setup: Setup) -> dict[str, Any]:
+                  limiter: Any, setup: Setup, run: str) -> dict[str, Any]:
     """Ray task: one pair; its result row and its transcript's bytes."""
     from memory.llm import set_rate_gate
     from replay.runner import source_id
 
-    replay = _worker_replay(config, setup)
+    replay = _worker_replay(config, setup, run)
     key = source_id(source)
     if archive is not None and key not in replay._prepared:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
@@ -124,6 +136,7 @@ class RayExecutor:
         from replay.runner import source_id, source_kind
 
         ray = _ray()
+        run = uuid.uuid4().hex[:12]  # names this run's scratch folders on every node
         started = not ray.is_initialized()
         if started:
             try:
@@ -144,9 +157,10 @@ class RayExecutor:
             async def launch(source: Source, name: str) -> dict[str, Any]:
                 key = source_id(source)
                 if isinstance(source, Outline) and key not in archives:
-                    archives[key] = prepare.remote(replay.config, source, self.worker_setup)
+                    archives[key] = prepare.remote(replay.config, source, self.worker_setup,
+                                                   run)
                 ref = pair.remote(replay.config, source, name, archives.get(key), limiter,
-                                  self.worker_setup)
+                                  self.worker_setup, run)
                 try:
                     out = await asyncio.to_thread(ray.get, ref)
                 except Exception as exc:  # the worker died, or preparing failed
@@ -161,3 +175,4 @@ class RayExecutor:
         finally:
             if started:
                 ray.shutdown()
+            shutil.rmtree(scratch_root(run), ignore_errors=True)

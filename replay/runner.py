@@ -97,7 +97,7 @@ class Prepared:
 class Replay:
     def __init__(self, config: ReplayConfig, *, embedder: Embedder | None = None,
                  backends: Registry = registry, progress: Progress | None = None,
-                 transcripts: Path | None = None) -> None:
+                 transcripts: Path | None = None, scratch: Path | None = None) -> None:
         self.config = config
         self.output = Output(config.out)
         self.pairlog = PairLog(self.output)
@@ -105,7 +105,8 @@ class Replay:
         self.backends = backends
         self.progress = progress
         self.embed_judge = EmbedJudge(self.embedder, config.judge_threshold)
-        self._tmp = tempfile.TemporaryDirectory(prefix="engram-replay-")
+        # scratch: where the temp folder goes (a Ray worker's: under its run's folder)
+        self._tmp = tempfile.TemporaryDirectory(prefix="engram-replay-", dir=scratch)
         self.work = Path(self._tmp.name)
         local = self.output.local
         # where this process writes transcripts: the run folder itself when it is local,

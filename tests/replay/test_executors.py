@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ def said(path: Path) -> list[tuple[str, str]]:
 def test_ray_gives_the_local_executors_scores_and_files(tmp_path, script, embedder,
                                                         ray_instance):
     script.default, script.count_prompt = demo_reply, True
+    scratch = set(Path(tempfile.gettempdir()).glob("engram-ray-*"))
     local = by_pair(run(tmp_path / "local", BACKENDS, None, embedder, outlines=OUTLINES))
     remote = by_pair(run(tmp_path / "ray", BACKENDS, ray_executor(), embedder,
                          outlines=OUTLINES))
@@ -71,6 +73,7 @@ def test_ray_gives_the_local_executors_scores_and_files(tmp_path, script, embedd
         assert said(tmp_path / "local" / "conversations" / name) == \
             said(tmp_path / "ray" / "conversations" / name), name
     assert len((tmp_path / "ray" / "pairs.jsonl").read_text().splitlines()) == 4
+    assert set(Path(tempfile.gettempdir()).glob("engram-ray-*")) <= scratch  # removed
 
 
 def kill(out: Path, keep: int) -> None:
