@@ -32,6 +32,7 @@ class AgentConfig:
     max_answer_tokens: int = 512
     system_prompt: str = SYSTEM_PROMPT
     max_tool_steps: int = MAX_STEPS  # model steps of a backend's tool loop per answer
+    budget_share: float = 1.0  # share of the window's budget the backend may fill (replay qa)
 
 
 class Agent:
@@ -79,7 +80,8 @@ class Agent:
     def budget(self, system: Section, query: str) -> int:
         window = self.llm.context_window()
         reserve = self.config.max_answer_tokens + 64  # chat-template overhead
-        return max(0, window - reserve - system.tokens - self.llm.count_tokens(query))
+        free = max(0, window - reserve - system.tokens - self.llm.count_tokens(query))
+        return int(free * min(1.0, max(0.0, self.config.budget_share)))
 
     async def context(self, query: str) -> ContextPack:
         """What the current backend would show the model for ``query`` (no side effects)."""

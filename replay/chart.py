@@ -8,7 +8,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-SCORE_KEYS = ("pass@1", "extract_f1", "topic_f1", "ca", "recall")
+SCORE_KEYS = ("pass@1", "extract_f1", "topic_f1", "ca", "recall", "qa_all")
 
 
 def main_score(row: dict[str, Any]) -> tuple[str, float | None]:
@@ -58,7 +58,8 @@ def chart_png(summary: dict[str, Any]) -> bytes | None:
                "score")
     scores = [rows[n].get(key) or 0.0 for n in names]
     compression = [rows[n].get("compression") for n in names]
-    panels = 2 if any(c is not None for c in compression) else 1
+    curve = any(rows[n].get("qa_all") is not None for n in names)  # qa: accuracy per bracket
+    panels = 1 + int(any(c is not None for c in compression)) + int(curve)
     fig, axes = plt.subplots(1, panels, figsize=(4 + 1.2 * len(names) * panels, 3.6),
                              squeeze=False)
     ax = axes[0][0]
@@ -67,7 +68,18 @@ def chart_png(summary: dict[str, Any]) -> bytes | None:
     ax.set_title(f"{key} (higher is better)")
     for i, value in enumerate(scores):
         ax.text(i, value + 0.02, f"{value:.2f}", ha="center", fontsize=8)
-    if panels == 2:
+    if curve:
+        from replay.qa import BRACKETS
+
+        ax = axes[0][panels - 1]
+        for n in names:
+            ax.plot([b for b, _ in BRACKETS], [rows[n].get(f"qa_{b}") for b, _ in BRACKETS],
+                    marker="o", label=n)
+        ax.set_ylim(0, 1.05)
+        ax.set_title("qa accuracy by context share of the window (higher is better)",
+                     fontsize=9)
+        ax.legend(fontsize=7)
+    if panels - int(curve) == 2:
         ax = axes[0][1]
         values = [c or 0.0 for c in compression]
         ax.bar(names, values, color="#dd8452")

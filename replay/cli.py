@@ -20,12 +20,13 @@ EXIT_USAGE = 2
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="engram replay",
-        epilog="Also: engram replay demo [options] (the bundled benchmark); "
+        epilog="Also: engram replay demo [qa|experience] [options] (the bundled benchmark); "
                "engram replay build REPO --targets FILE --out DIR (outlines); "
                "engram replay score ANSWERS --tasks FILE (grade answers, no model); "
                "engram replay report RUN_DIR [RUN_DIR...] (merge runs: tables, charts, HTML).",
         description="Re-drive a recorded transcript, a LoCoEval-style outline (or a folder "
-                    "of them) or an iterative task file (CodeIF-Bench JSONL) against memory "
+                    "of them), an iterative task file (CodeIF-Bench JSONL), a question file "
+                    "(LongCodeQA) or a task-chain file (SWE-ContextBench) against memory "
                     "backends, and score them.")
     parser.add_argument("source", type=Path)
     parser.add_argument("--backends", default="full,empty,rag",
@@ -83,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="code taken from an iterative answer: engram (every fenced "
                              "block) or codeif (the benchmark's: first ```python block, "
                              "indented docstrings and blank lines stripped)")
+    parser.add_argument("--experience-settings", default=None, metavar="A,B",
+                        help="task-chain sources: which of SWE-ContextBench's settings to run "
+                             "(none, free, oracle, free-summary, oracle-summary; default all)")
     parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
                         help="a backend hyperparameter, repeatable (e.g. compact_turns=6; "
                              "`engram backends` lists them)")
@@ -94,6 +98,8 @@ def _config(args: argparse.Namespace) -> Any:
     from memory.backends.options import parse_options
     from memory.llm import default_model
     from replay._codeif import IterativeOptions
+    from replay.experience import SETTINGS
+    from replay.experience_run import check_settings
     from replay.judge import THRESHOLD
     from replay.mockuser import choose_user
     from replay.runner import ReplayConfig
@@ -102,6 +108,8 @@ def _config(args: argparse.Namespace) -> Any:
     user = choose_user(args.mock_user, args.model or default_model(), args.user_model)
     from replay.ratelimit import parse_rpm
 
+    settings = check_settings([s.strip() for s in args.experience_settings.split(",")
+                               if s.strip()]) if args.experience_settings else SETTINGS
     out = args.out or Path("replay-runs") / f"{args.source.stem}"
     return ReplayConfig(
         backends=[b.strip() for b in args.backends.split(",") if b.strip()],
@@ -119,7 +127,7 @@ def _config(args: argparse.Namespace) -> Any:
         backend_options=parse_options(args.backend_opt, registry.names()),
         executor=args.executor, ray_address=args.ray_address,
         ray_cpus_per_task=args.ray_cpus_per_task, budget_usd=args.budget_usd,
-        rate_limits=parse_rpm(args.rpm),
+        rate_limits=parse_rpm(args.rpm), experience_settings=settings,
     )
 
 
@@ -213,6 +221,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 DEMO = Path(__file__).with_name("demo")
+# ``engram replay demo [qa|experience]``: the bundled sources on the demo repository
+DEMO_SOURCES = {"outlines": "outlines", "qa": "qa/inventory-qa.json",
+                "experience": "experience/inventory-chains.json"}
 
 
 def build_command_parser() -> argparse.ArgumentParser:
@@ -220,8 +231,15 @@ def build_command_parser() -> argparse.ArgumentParser:
         prog="engram replay build",
         description="Build LoCoEval-style outlines from target functions that have tests.")
     parser.add_argument("repo", type=Path)
-    parser.add_argument("--targets", type=Path, required=True,
-                        help='JSON: [{"location": "path::Qual.name", "tests": ["node id"]}]')
+    parser.add_argument("--targets", type=Path, default=None,
+                        help='JSON: [{"location": "path::Qual.name", "tests": ["node id"]}] '
+                             "(outlines and --experience chains)")
+    parser.add_argument("--qa", action="store_true",
+                        help="write LongCodeQA-style questions from the repository's own facts "
+                             "(raises, defines, parameter defaults); with --model, drop those "
+                             "the model answers without context")
+    parser.add_argument("--experience", action="store_true",
+                        help="write SWE-ContextBench-style task chains from --targets")
     parser.add_argument("--out", type=Path, required=True, help="folder for the outlines")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=None,
@@ -242,7 +260,16 @@ def build(argv: list[str]) -> int:
     from replay._select import BuildRun, summary
     from replay.build import BuildError, load_targets
 
-    args = build_command_parser().parse_args(argv)
+    parser = build_command_parser()
+    args = parser.parse_args(argv)
+    if args.qa:
+        return build_qa_file(args)
+    if args.targets is None:
+        parser.error("--targets is required (except with --qa)")
+    if args.experience:
+        from replay.experience_build import main as build_chains
+
+        return build_chains(args)
     try:
         targets = load_targets(args.targets)
         ref = os.path.relpath(args.repo.resolve(), args.out.resolve())
@@ -254,6 +281,36 @@ def build(argv: list[str]) -> int:
         return EXIT_USAGE
     print("\n".join(summary(report)))
     print(f"build report: {args.out / 'build-report.json'}")
+    return 0
+
+
+def build_qa_file(args: argparse.Namespace) -> int:
+    """``engram replay build REPO --qa --out DIR``: one question file in DIR."""
+    import json
+    import os
+
+    from memory.llm import LLMError
+    from replay.qa import as_json
+    from replay.qa_build import build_qa
+
+    if not args.repo.is_dir():
+        print(f"engram replay build: {args.repo}: not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    args.out.mkdir(parents=True, exist_ok=True)
+    ref = os.path.relpath(args.repo.resolve(), args.out.resolve())
+    try:
+        qa, report = build_qa(args.repo, seed=args.seed, count=args.count or 20,
+                              model=args.model, repo_ref=ref)
+    except (LLMError, OSError, ValueError) as exc:
+        print(f"engram replay build: {redact(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    path = args.out / f"{qa.id}.json"
+    path.write_text(json.dumps(as_json(qa, report), indent=2) + "\n")
+    checked = report["contamination_filter"]
+    said = checked if isinstance(checked, str) else \
+        f"{len(checked['dropped'])} answered without context by {checked['model']}, dropped"
+    print(f"{report['kept']} questions ({report['built']} built; contamination filter: "
+          f"{said}): {path}")
     return 0
 
 
@@ -272,8 +329,10 @@ def main(argv: list[str] | None = None) -> int:
         return score(argv[1:])
     if argv[:1] == ["demo"]:  # the bundled benchmark: its outlines on its repository
         rest = argv[1:]
+        which = rest.pop(0) if rest[:1] and rest[0] in DEMO_SOURCES else "outlines"
         if "--out" not in rest:
-            rest += ["--out", str(Path("replay-runs") / "demo")]
-        argv = [str(DEMO / "outlines"), "--repo", str(DEMO / "inventory"), *rest]
+            rest += ["--out", str(Path("replay-runs") / ("demo" if which == "outlines"
+                                                         else f"demo-{which}"))]
+        argv = [str(DEMO / DEMO_SOURCES[which]), "--repo", str(DEMO / "inventory"), *rest]
     args = build_parser().parse_args(argv)
     return run(args)

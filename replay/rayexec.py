@@ -101,7 +101,7 @@ def actor_gate(actor: Any) -> Callable[[str], Any]:
 
 def run_pair_task(config: ReplayConfig, source: Source, name: str, archive: bytes | None,
                   limiter: Any, setup: Setup, run: str) -> dict[str, Any]:
-    """Ray task: one pair; its result row and its transcript's bytes."""
+    """Ray task: one pair; its result row and its transcripts' bytes by file name."""
     from memory.llm import set_rate_gate
     from replay.runner import source_id
 
@@ -116,10 +116,11 @@ def run_pair_task(config: ReplayConfig, source: Source, name: str, archive: byte
         row = asyncio.run(replay.run_pair(source, name))
     finally:
         set_rate_gate(None)
-    path = replay.transcripts / replay.transcript_name(row)
-    data = path.read_bytes() if path.exists() else None
-    path.unlink(missing_ok=True)
-    return {"row": row, "transcript": data}
+    files = {}
+    for path in replay.transcript_files(row):
+        files[path.name] = path.read_bytes()
+        path.unlink()
+    return {"row": row, "transcripts": files}
 
 
 @dataclass
@@ -132,8 +133,7 @@ class RayExecutor:
     worker_setup: Setup = None  # run in each worker before its task (tests: a fake model)
 
     async def run(self, replay: Replay, todo: list[Pair], budget: Budget) -> None:
-        from replay.outline import Outline
-        from replay.runner import source_id, source_kind
+        from replay.runner import needs_preparation, source_id, source_kind
 
         ray = _ray()
         run = uuid.uuid4().hex[:12]  # names this run's scratch folders on every node
@@ -156,7 +156,7 @@ class RayExecutor:
 
             async def launch(source: Source, name: str) -> dict[str, Any]:
                 key = source_id(source)
-                if isinstance(source, Outline) and key not in archives:
+                if needs_preparation(source) and key not in archives:
                     archives[key] = prepare.remote(replay.config, source, self.worker_setup,
                                                    run)
                 ref = pair.remote(replay.config, source, name, archives.get(key), limiter,
@@ -166,8 +166,8 @@ class RayExecutor:
                 except Exception as exc:  # the worker died, or preparing failed
                     out = {"row": {"source": key, "kind": source_kind(source),
                                    "backend": name, "error": f"ray: {type(exc).__name__}: "
-                                   f"{str(exc)[:500]}"}, "transcript": None}
-                replay.publish(out["row"], out["transcript"])
+                                   f"{str(exc)[:500]}"}, "transcripts": {}}
+                replay.publish(out["row"], out["transcripts"])
                 replay._tick(f"{key} · {name}", 1, 1)
                 return dict(out["row"])
 

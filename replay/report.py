@@ -16,6 +16,11 @@ What each number is (also the tables' legend):
 - IA, CA (higher is better), IFR (lower is better): CodeIF-Bench, iterative sources.
 - $ / pair, $ total: dollars of every LLM call (answers, memory, mock user, judge) by
   litellm's cost map; a model it does not price costs $0 (the pricing line says so).
+- experience (SWE-ContextBench), per backend and setting: resolved rate of the related
+  tasks (higher is better) and its difference to no experience; prompt tokens and seconds
+  per task (lower is better) and as a share of no experience's.
+- acc X (higher is better): LongCodeQA accuracy with the repository context cut at X of
+  the window; evid. X: share of questions whose answering code was in that context.
 Every score is also split by subset (single-hop / multi-hop) and by k (samples per outline).
 """
 
@@ -26,6 +31,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from replay._experience_report import EXPERIENCE_COLUMNS, EXPERIENCE_LEGEND, experience_rows
+from replay._qa_report import BRACKET_COLUMNS, QA_COLUMNS, QA_LEGEND, qa_scores
 from replay.cost import backend_costs
 from replay.metrics import compression, normalized
 from replay.output import Output
@@ -63,7 +70,8 @@ def _scores_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "recall": _mean(recall), "stale": _mean(stale), "context_tokens": _mean(ctx),
             "ia": _mean(ia), "ca": _mean(ca), "ifr": _mean(ifr),
             "prompt_tokens": _mean([float(_usage(r, "prompt_tokens")) for r in rows]),
-            "completion_tokens": _mean([float(_usage(r, "completion_tokens")) for r in rows])}
+            "completion_tokens": _mean([float(_usage(r, "completion_tokens")) for r in rows]),
+            **qa_scores(rows)}
 
 
 def _per_backend(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -143,6 +151,7 @@ def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"backends": _per_backend(pairs), "by_subset": split("subset"), "by_k": split("k"),
             "by_l": by_l(),
             "judge_check": _judge_check(pairs), "pairs": len(pairs),
+            "experience": experience_rows(pairs),
             "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")})}
 
 
@@ -186,7 +195,7 @@ COLUMNS = (("topic F1 ↑", "topic_f1", 2), ("extract F1 ↑", "extract_f1", 2),
            ("ctx recall ↑", "recall", 2), ("ctx stale ↓", "stale", 2),
            ("ctx tok", "context_tokens", 0), ("prompt tok ↓", "prompt_tokens", 0),
            ("compl. tok", "completion_tokens", 0), ("compression ↑", "compression", 1),
-           ("IA ↑", "ia", 2), ("CA ↑", "ca", 2), ("IFR ↓", "ifr", 2),
+           ("IA ↑", "ia", 2), ("CA ↑", "ca", 2), ("IFR ↓", "ifr", 2), *QA_COLUMNS,
            ("$ / pair ↓", "cost_per_pair", 4), ("$ total", "cost_usd", 4))
 SPLIT_KEYS = ("pass@1", "normalized_pass@1", "extract_f1", "normalized_extract_f1",
               "recall", "stale", "compression")
@@ -238,7 +247,12 @@ def table(summary: dict[str, Any]) -> Any:
     from rich.console import Group
     from rich.text import Text
 
-    parts: list[Any] = [_table("engram replay", summary["backends"], COLUMNS, caption=LEGEND)]
+    qa = any(r.get("qa_all") is not None for r in summary["backends"].values())
+    parts: list[Any] = [_table("engram replay", summary["backends"], COLUMNS,
+                               caption=LEGEND + (QA_LEGEND if qa else ""))]
+    if qa:
+        parts.append(_table("qa: accuracy by context bracket (share of the window)",
+                            summary["backends"], BRACKET_COLUMNS))
     split_columns = tuple(c for c in COLUMNS if c[1] in SPLIT_KEYS)
     for key, label in (("by_subset", "subset"), ("by_k", "k"), ("by_l", "l")):
         groups = summary.get(key) or {}
@@ -247,6 +261,10 @@ def table(summary: dict[str, Any]) -> Any:
         rows = {f"{value} · {name}": row
                 for value, per in groups.items() for name, row in per.items()}
         parts.append(_table(f"by {label}", rows, split_columns, first=f"{label} · backend"))
+    if summary.get("experience"):
+        parts.append(_table("experience: related tasks by setting", summary["experience"],
+                            EXPERIENCE_COLUMNS, first="backend · setting",
+                            caption=EXPERIENCE_LEGEND))
     sandbox = sandbox_line(summary.get("sandbox") or [])
     if sandbox is not None:
         parts.append(sandbox)

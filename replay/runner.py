@@ -27,7 +27,10 @@ from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
 from replay._codeif import IterativeOptions
+from replay._qarepo import RepoTextBackend
 from replay.cost import Budget, pair_cost
+from replay.experience import SETTINGS, ExperienceSet
+from replay.experience_run import run_experience_tasks, run_settings
 from replay.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
 from replay.llmuser import LLMUser, ReferenceQueries
 from replay.matcher import TaskPacks
@@ -36,6 +39,8 @@ from replay.oracle import OracleBackend
 from replay.outline import Outline
 from replay.output import Output, PairLog
 from replay.prepare import stubbed_copy
+from replay.qa import QASet
+from replay.qa_run import ask_brackets
 from replay.ratelimit import RateLimits
 from replay.sandbox import Limits
 from replay.sandbox import mode as sandbox_mode
@@ -71,6 +76,7 @@ class ReplayConfig:
     iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
     iterative: IterativeOptions = field(default_factory=IterativeOptions)  # mode, code prep
     backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
+    experience_settings: tuple[str, ...] = SETTINGS  # SWE-ContextBench's settings to run
     executor: str = "local"  # local | ray (replay.executors)
     ray_address: str | None = None  # None: start a local Ray instance
     ray_cpus_per_task: float = 1.0  # Ray's CPU request per pair (below 1: LLM-bound pairs)
@@ -84,6 +90,11 @@ def source_id(source: Source) -> str:
 
 def source_kind(source: Source) -> str:
     return "outline" if isinstance(source, Outline) else source.kind
+
+
+def needs_preparation(source: Source | Any) -> bool:
+    """Whether a source's pairs share a prepared repository (copy + index)."""
+    return isinstance(source, Outline | QASet | ExperienceSet)
 
 
 @dataclass
@@ -124,28 +135,38 @@ class Replay:
                               f"{', '.join(sorted(known))}")
 
     # -- preparation ---------------------------------------------------------------------
-    def outline_repo(self, outline: Outline) -> Path:
+    def outline_repo(self, outline: Outline | QASet | Any) -> Path:
+        """The repository an outline (or a question or chain file) names, relative to its
+        file, unless ``--repo`` is given."""
         if self.config.repo is not None:
             return self.config.repo
+        what = "outline" if isinstance(outline, Outline) else outline.kind
         if not outline.repo:
-            raise ReplayError(f"outline {outline.id} names no repository; pass --repo")
+            raise ReplayError(f"{what} {outline.id} names no repository; pass --repo")
         path = Path(outline.repo)
         if not path.is_absolute() and outline.source is not None:
             path = outline.source.parent / path
         if not path.is_dir():
-            raise ReplayError(f"outline {outline.id}: repository {path} not found; pass --repo")
+            raise ReplayError(f"{what} {outline.id}: repository {path} not found; pass --repo")
         return path
 
-    def prepare(self, outline: Outline) -> Prepared:
+    def prepare(self, outline: Outline | QASet | ExperienceSet) -> Prepared:
+        """The outline's repository without its targets (a question set's: a plain copy,
+        its own git repository, so the index holds that repository alone)."""
         key = source_id(outline)
         if key not in self._prepared:
-            targets = [(s.path, s.function, s.tests) for s in outline.samples]
+            targets: list[Any] = []
+            if isinstance(outline, Outline):
+                targets = [(s.path, s.function, s.tests) for s in outline.samples]
+            elif isinstance(outline, ExperienceSet):  # every task's function is written
+                targets = [(t.path, t.function, t.tests)
+                           for t in (*outline.experience, *outline.related)]
             stubbed_copy(self.outline_repo(outline), targets, self.work / key / "repo")
             self.adopt(key)
         return self._prepared[key]
 
     def adopt(self, key: str) -> Prepared:
-        """The prepared outline under ``work/key`` (made here, or unpacked from a worker
+        """The prepared source under ``work/key`` (made here, or unpacked from a worker
         that made it: the index is answered from its manifest, nothing re-embedded)."""
         copy = self.work / key / "repo"
         index = RepoIndex(copy, Store(self.work / key / "index.lance"), self.embedder)
@@ -182,9 +203,12 @@ class Replay:
         return path if path is not None and path.is_dir() else None
 
     # -- one pair --------------------------------------------------------------------------
-    def _agent(self, source: Source, name: str, repo: RepoIndex | None) -> Agent:
-        llm = LLM(LLMConfig(model=self.config.model))
-        pair = f"{source_id(source)}__{name}"
+    def _agent(self, source: Source, name: str, repo: RepoIndex | None, *,
+               llm: LLM | None = None, part: str = "") -> Agent:
+        """A fresh agent; ``part`` names one of a pair's several conversations (its
+        transcript file), ``llm`` shares one ledger among them."""
+        llm = llm or LLM(LLMConfig(model=self.config.model))
+        pair = f"{source_id(source)}__{name}" + (f"__{part}" if part else "")
         env = BackendEnv(llm=llm, embedder=self.embedder, repo=repo,
                          data_dir=self.work / "homes" / pair, session_id=pair,
                          options=dict(self.config.backend_options))
@@ -192,6 +216,8 @@ class Replay:
             if not isinstance(source, Outline):
                 raise ReplayError("the oracle backend needs an outline source")
             backend: Any = OracleBackend(env, source)
+        elif name == "full" and isinstance(source, QASet):  # LongCodeBench's baseline
+            backend = RepoTextBackend(env)
         else:
             backend = self.backends.create(name, env)
         writer = TranscriptWriter(self.transcripts / f"{pair}.jsonl")
@@ -212,7 +238,7 @@ class Replay:
         agent = None
         try:
             repo = None
-            if isinstance(source, Outline):
+            if needs_preparation(source):
                 async with self._lock:
                     prepared = await asyncio.to_thread(self.prepare, source)
                 repo = prepared.index
@@ -220,6 +246,10 @@ class Replay:
                 async with self._lock:
                     repo = await asyncio.to_thread(self.plain_index,
                                                    self.recorded_repo(source))  # type: ignore[arg-type]
+            if isinstance(source, ExperienceSet):
+                await self._experience(source, name, repo, label, result)
+                result["seconds"] = round(time.time() - started, 3)
+                return result
             agent = self._agent(source, name, repo)
             if isinstance(source, Outline):
                 await self._converse(agent, source, repo, label, result)
@@ -249,6 +279,10 @@ class Replay:
                     self._tick(label, n + 1, len(source.queries) + 1)
             elif isinstance(source, Iterative):
                 result["iterative"] = await self._iterate(agent, source, label)
+            elif isinstance(source, QASet):
+                result["qa"] = await ask_brackets(
+                    agent, source, self.config.seed,
+                    lambda done, total: self._tick(label, done, total + 1))
             if isinstance(source, Iterative) or (isinstance(source, Outline)
                                                  and source.tasks.generate):
                 result["sandbox"] = sandbox_mode()  # "bwrap", or "weak" where it fell back
@@ -268,6 +302,35 @@ class Replay:
         result["seconds"] = round(time.time() - started, 3)
         self._tick(label, 1, 1)
         return result
+
+    async def _experience(self, chains: ExperienceSet, name: str, repo: RepoIndex | None,
+                          label: str, result: dict[str, Any]) -> None:
+        """Experience tasks, then the related tasks under each setting; one ledger for the
+        pair's answers and memory operations, the summaries' tokens apart."""
+        llm = LLM(LLMConfig(model=self.config.model))
+        summary_llm = LLM(LLMConfig(model=self.config.model))
+        total = len(chains.experience) + len(chains.related) * len(self.config.experience_settings)
+        ticks = iter(range(1, total + 1))
+        original = self.outline_repo(chains)
+        try:
+            done = await run_experience_tasks(
+                chains, lambda part: self._agent(chains, name, repo, llm=llm, part=part),
+                summary_llm, original, self.config.limits)
+            self._tick(label, len(chains.experience), total)
+            settings = await run_settings(
+                chains, self.config.experience_settings,
+                lambda part: self._agent(chains, name, repo, llm=llm, part=part), done,
+                original, self.config.limits,
+                lambda: self._tick(label, len(chains.experience) + next(ticks), total))
+            result["experience"] = {"settings": settings, "experience_tasks": done.graded,
+                                    "summaries": done.summaries,
+                                    "summary_tokens": summary_llm.ledger.tokens}
+            result["sandbox"] = sandbox_mode()
+        except Exception as exc:  # one pair failing must not end the run
+            log.exception("replay pair %s failed", label)
+            result["error"] = f"{type(exc).__name__}: {exc}"
+        result["tokens"] = llm.ledger.tokens
+        result["usage"] = llm.ledger.to_dict()
 
     def _judge(self) -> EmbedJudge | LLMJudge:
         if self.config.judge_model:
@@ -312,18 +375,23 @@ class Replay:
         return iterative_scores(graded)  # per turn under "turns"; IA only where tests are
 
     # -- the run -----------------------------------------------------------------------------
-    def transcript_name(self, row: dict[str, Any]) -> str:
-        return f"{row['source']}__{row['backend']}.jsonl"
+    def transcript_files(self, row: dict[str, Any]) -> list[Path]:
+        """The transcripts this process wrote for a pair: ``SOURCE__BACKEND.jsonl``, and
+        ``SOURCE__BACKEND__PART.jsonl`` for a pair of several conversations."""
+        pair = f"{row['source']}__{row['backend']}"
+        if not self.transcripts.is_dir():
+            return []
+        return sorted(p for p in self.transcripts.iterdir()
+                      if p.name == f"{pair}.jsonl"
+                      or (p.name.startswith(f"{pair}__") and p.suffix == ".jsonl"))
 
-    def publish(self, row: dict[str, Any], data: bytes | None = None) -> None:
-        """A finished pair into the output: its transcript (unless written there in place:
-        ``data`` comes from a worker, else the file is this process's), then its line in
-        ``pairs.jsonl`` — in that order, so a pair on record always has its transcript."""
-        name = self.transcript_name(row)
-        if data is None and self.transcripts != self._in_place():
-            path = self.transcripts / name
-            data = path.read_bytes() if path.exists() else None
-        if data is not None:
+    def publish(self, row: dict[str, Any], files: dict[str, bytes] | None = None) -> None:
+        """A finished pair into the output: its transcripts (unless written there in place:
+        ``files`` come from a worker, else they are this process's), then its line in
+        ``pairs.jsonl`` — in that order, so a pair on record always has its transcripts."""
+        if files is None and self.transcripts != self._in_place():
+            files = {p.name: p.read_bytes() for p in self.transcript_files(row)}
+        for name, data in (files or {}).items():
             self.output.write_bytes(data, "conversations", name)
         self.pairlog.append(row)
 

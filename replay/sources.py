@@ -4,6 +4,9 @@
   Claude Code, Codex CLI or Aider session (``replay.foreign``: tool calls and results
   kept as each turn's context, not as turns).
 - ``outline``: a LoCoEval-style outline (a file or a folder of them), voiced by a mock user.
+- ``qa``: multiple-choice questions about a repository (``replay.qa``: engram's format
+  or LongCodeBench's), asked at four context-length brackets.
+- ``experience``: SWE-ContextBench-style task chains (``replay.experience``).
 - ``iterative``: instruction sequences with per-turn tests — CodeIF-Bench's
   function-level JSONL as published, or our JSON ({"tasks": [{"id", "turns":
   [{"instruction", "tests": [assert snippets]}]}]}). A CodeIF-Bench task is its
@@ -20,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from memory.transcript import read_transcript
+from replay.experience import ExperienceError, ExperienceSet, parse_experience
 from replay.outline import Outline, OutlineError, load_outlines
+from replay.qa import QAError, QASet, is_lcb, parse_qa
 
 
 class SourceError(ValueError):
@@ -53,7 +58,7 @@ class Iterative:
     kind: str = "iterative"
 
 
-Source = Recorded | Outline | Iterative
+Source = Recorded | Outline | Iterative | QASet | ExperienceSet
 
 
 def load_recorded(path: Path) -> Recorded:
@@ -172,6 +177,16 @@ def load_source(path: Path) -> list[Source]:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SourceError(f"{path}: cannot read: {exc}") from exc
+    if isinstance(data, dict) and data.get("kind") == "experience":
+        try:
+            return [parse_experience(data, path)]
+        except ExperienceError as exc:
+            raise SourceError(str(exc)) from exc
+    if (isinstance(data, dict) and data.get("kind") == "qa") or is_lcb(data):
+        try:
+            return list(parse_qa(data, path))
+        except QAError as exc:
+            raise SourceError(str(exc)) from exc
     if isinstance(data, dict) and "samples" in data and "topics" in data:
         try:
             return list(load_outlines(path))

@@ -7,8 +7,9 @@ as mem0r does). Everything else is deterministic: locations resolve through the
 RepoIndex, a fact's subject is the first code-like name it mentions (else a location
 the extractor gave, else a plain word naming a repository function), code blocks come
 from the answer (first definition = the function), failures are the tracebacks and
-test output in either side of the exchange. When the extraction call fails, the
-developer's statements are kept as facts with a lower confidence (counted).
+test output in either side of the exchange. A message of plain questions costs no
+call. When the extraction call fails, the developer's statements are kept as facts
+with a lower confidence (counted).
 """
 
 from __future__ import annotations
@@ -55,6 +56,28 @@ _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Warn
 _PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?:::(\w+))?(?: - (.+))?$", re.M)
 _PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
 _WORD = re.compile(r"\b[A-Za-z_]\w{3,}\b")
+
+
+_QUESTION = re.compile(r"^(?:what|which|how|why|where|who|when|whose|is|are|does|do|did|"
+                       r"was|were|has|have|should|(?:can|could|would|will)(?!\s+you\b))\b",
+                       re.I)
+
+
+_OPENER = re.compile(r"^[^,:?`]{0,40}?[,:]\s+")  # "Also, ", "Moving on: "
+
+
+_HEADING = re.compile(r"^(?:what|which|how|where)\b[^,;]*$", re.I)  # no clause after it
+
+
+def asks(sentence: str) -> bool:
+    """A plain question ("Also, what does slugify do?") or a heading worded as one
+    ("Where `slugify` should live."): neither states a fact. A request phrased as a
+    question ("Can you make parse_date return UTC?") does: it says what is wanted."""
+    text = sentence.strip()
+    bare = _OPENER.sub("", text, count=1)
+    if not text.endswith("?"):
+        return len(bare.split()) <= 8 and bool(_HEADING.match(bare))
+    return bool(_QUESTION.match(text) or _QUESTION.match(bare))
 
 
 @dataclass
@@ -162,10 +185,10 @@ class GraphBuilder:
     async def extract(self, turn: Turn) -> tuple[list[RawFact], str]:
         """The turn's facts, and why the extractor's answer was not used ('' when it was)."""
         llm = self.env.llm
+        texts = [t for t in statements(turn.user) if not asks(t)]
+        if not texts:
+            return [], ""  # only questions: nothing of the developer's to keep, no call
         if llm.constrained():
-            texts = statements(turn.user)
-            if not texts:
-                return [], ""
             schema = extract_schema_r(self.candidates(turn), texts)
         else:
             schema = extract_schema_r(None)
@@ -174,7 +197,7 @@ class GraphBuilder:
                                       schema, name="facts", max_tokens=400)
             return self._parse(data), ""
         except (MalformedJSON, LLMError) as exc:
-            kept = [RawFact(s, [], FALLBACK_CONFIDENCE) for s in statements(turn.user)]
+            kept = [RawFact(s, [], FALLBACK_CONFIDENCE) for s in texts]
             return kept, f"fact extraction failed for turn {turn.index} ({exc}); " \
                          f"kept {len(kept)} developer sentences"
 
@@ -188,7 +211,7 @@ class GraphBuilder:
             text = item.get("text", "") if isinstance(item, dict) else item
             text = str(text).strip()
             key = " ".join(text.lower().split()).rstrip(".")
-            if not text or key in seen:
+            if not text or key in seen or asks(text):  # a question is not a fact
                 continue
             seen.add(key)
             raw = item.get("locations", []) if isinstance(item, dict) else []

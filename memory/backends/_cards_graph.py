@@ -45,6 +45,35 @@ def revision_cue(text: str) -> bool:
     return bool(_CUES.search(text))
 
 
+_CODE_SPAN = re.compile(r"`[^`\n]+`")
+_ARGS = re.compile(r"\([^()\n]*\)")
+_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+_LEAD = re.compile(r"^[^\w`(]+")
+# Predicates that hold several values at once: a function may need, reuse or call more
+# than one thing, so a second such statement adds to the first unless it names the same one.
+_ADDITIVE = re.compile(r"\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)\b")
+
+
+def frame(text: str) -> str:
+    """A statement with its values masked: code spans, argument lists and numbers.
+
+    Two statements about one subject with the same frame set the same slot
+    ("`f` belongs in `a.py`" / "`f` belongs in `b.py`"; "`f` takes (a)" / "(a, b)")."""
+    masked = _CODE_SPAN.sub("`_`", text.strip())
+    masked = _NUMBER.sub("0", _ARGS.sub("(_)", masked))
+    return " ".join(_LEAD.sub("", masked).lower().rstrip(" .;:!").split())
+
+
+def slot(text: str) -> str:
+    """The slot a statement sets: its frame, plus the first value after the subject for
+    predicates that hold several values (``needs `re``` and ``needs `json``` differ)."""
+    shape = frame(text)
+    if not shape or not _ADDITIVE.search(shape):
+        return shape
+    spans = _CODE_SPAN.findall(text)
+    return f"{shape} | {spans[1].lower() if len(spans) > 1 else ''}"
+
+
 @dataclass
 class Node:
     """One unit of the graph. ``tokens`` is the cost of showing ``content`` itself;
@@ -124,7 +153,9 @@ class ContextGraph:
         return edge
 
     def revisions(self, node: Node, vector: np.ndarray) -> list[tuple[Node, float]]:
-        """The current nodes of ``node``'s type that ``node`` revises, with their similarity."""
+        """The current nodes of ``node``'s type that ``node`` revises, with their similarity:
+        same subject, and very similar, or similar with a revision cue, or (facts) setting
+        the same slot with another value."""
         found: list[tuple[Node, float]] = []
         cued = revision_cue(node.content)
         key = subject_key(node.subject)
@@ -138,7 +169,8 @@ class ContextGraph:
             if key != subject_key(other.subject):
                 continue
             sim = float(cosine(vector, self.vectors[other.id][None, :])[0])
-            if sim >= REVISE or (cued and sim >= REVISE_CUED):
+            same_slot = node.type == "fact" and slot(node.content) == slot(other.content)
+            if sim >= REVISE or (cued and sim >= REVISE_CUED) or same_slot:
                 found.append((other, sim))
         return found
 

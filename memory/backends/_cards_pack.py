@@ -59,6 +59,7 @@ class Card:
     tokens: int = 0
     stale: str = ""
     revises: str = ""  # "revises turn 3": the card is the current version of a revision
+    members: tuple[str, ...] = ()  # the units a per-subject card holds (``_cards_group``)
 
     def fields(self) -> dict[str, str]:
         return {"trigger": self.trigger, "evidence": self.evidence,
@@ -114,7 +115,7 @@ def audit(card: Card) -> Audit:
                  0 < card.tokens < card.original_tokens)
 
 
-def _quote(text: str, words: int = 60) -> str:
+def quote(text: str, words: int = 60) -> str:
     parts = " ".join(text.split()).split(" ")
     return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
 
@@ -136,7 +137,7 @@ def compile_card(node: Node, judgment: Judgment, utility: float,
     brief = ""
     if node.type == "fact":
         trigger = f"when you write, change or explain {where or 'the code this concerns'}"
-        evidence = f"\"{_quote(node.content)}\" (the developer, {node.source})"
+        evidence = f"\"{quote(node.content)}\" (the developer, {node.source})"
         failure = "the answer breaks what the developer stated." + revision
     elif node.type == "code":
         lines = node.content.splitlines()
@@ -148,11 +149,11 @@ def compile_card(node: Node, judgment: Judgment, utility: float,
         failure = "the answer starts over and loses the changes already agreed." + revision
     elif node.type == "failure":
         trigger = f"when you change or run {where or 'the failing code'} again"
-        evidence = f"{_quote(node.content, 40)} ({node.source})"
+        evidence = f"{quote(node.content, 40)} ({node.source})"
         failure = "the same failure comes back."
     elif node.type == "summary":
         trigger = "when the request touches work done in an earlier session"
-        evidence = _quote(node.content, 120)
+        evidence = quote(node.content, 120)
         failure = "earlier decisions are contradicted or redone."
     else:  # symbol, file
         lines = node.content.splitlines()
@@ -214,7 +215,8 @@ def _size(card: Card, level: str, count: Callable[[str], int]) -> int:
 
 def pack(units: list[Unit], budget: int, count: Callable[[str], int], *, mode: str = "post",
          max_units: int = 12) -> Packed:
-    """Cards for ``units`` (any order) within ``budget`` tokens, most useful first."""
+    """Cards for ``units`` (any order) within ``budget`` tokens: chosen most useful
+    first, shown in the order things were said (``_told``)."""
     if mode not in PACKINGS:
         raise ValueError(f"unknown packing {mode!r}; one of {', '.join(PACKINGS)}")
     ranked = sorted(units, key=lambda u: (-u.utility, u.node.id))
@@ -222,19 +224,36 @@ def pack(units: list[Unit], budget: int, count: Callable[[str], int], *, mode: s
     for unit in ranked:
         packed.audits[unit.node.id] = audit_at(unit.card, "full", count)
     ranked = [u for u in ranked if _shown(u, packed)]
+    from memory.backends._cards_group import group_facts
+
     if mode == "post":
         chosen = _select(ranked, budget, lambda u: u.node.tokens, max_units, packed)
-        for unit in chosen:
-            unit.card.level, unit.card.tokens = "full", _size(unit.card, "full", count)
-        _shrink(chosen, budget, count, packed)
+        groups = group_facts(chosen)
+        for card, _ in groups:
+            card.level, card.tokens = "full", _size(card, "full", count)
+        _shrink(groups, budget, count, packed)
     else:
         for unit in ranked:
             _precompress(unit.card, count)
         chosen = _select(ranked, budget, lambda u: u.card.tokens, max_units, packed)
-    packed.cards = [u.card for u in chosen]
+        groups = group_facts(chosen)
+        for card, members in groups:
+            if len(members) > 1:  # as compressed as its most compressed member
+                level = max((u.card.level for u in members), key=LEVELS.index)
+                card.level, card.tokens = level, _size(card, level, count)
+    packed.cards = [card for card, _ in sorted(groups, key=_told)]
     for card in packed.cards:
         packed.audits[card.node_id] = audit(card)
     return packed
+
+
+def _told(group: tuple[Card, list[Unit]]) -> tuple[int, int, str]:
+    """Presentation order: the repository's code first, then the conversation's cards
+    in the order they were said (a card at its latest statement), so the latest
+    statement about a subject comes last."""
+    card, members = group
+    turn = max(u.node.turn for u in members)
+    return (0 if turn < 0 else 1, turn, card.node_id)
 
 
 def audit_at(card: Card, level: str, count: Callable[[str], int]) -> Audit:
@@ -282,14 +301,17 @@ def _precompress(card: Card, count: Callable[[str], int]) -> None:
             return
 
 
-def _shrink(chosen: list[Unit], budget: int, count: Callable[[str], int],
+def _shrink(groups: list[tuple[Card, list[Unit]]], budget: int, count: Callable[[str], int],
             packed: Packed) -> None:
     """Degrade the least useful cards, then drop them, until the cards fit."""
+    def used() -> int:
+        return sum(card.tokens for card, _ in groups)
+
     for level in LEVELS[1:]:
-        for unit in reversed(chosen):
-            if sum(u.card.tokens for u in chosen) <= budget:
+        for card, _ in reversed(groups):
+            if used() <= budget:
                 return
-            unit.card.level, unit.card.tokens = level, _size(unit.card, level, count)
-    while chosen and sum(u.card.tokens for u in chosen) > budget:
-        gone = chosen.pop()
-        packed.dropped.append((gone.node.id, "card over the budget"))
+            card.level, card.tokens = level, _size(card, level, count)
+    while groups and used() > budget:
+        _, members = groups.pop()
+        packed.dropped.extend((u.node.id, "card over the budget") for u in members)

@@ -72,6 +72,31 @@ async def test_a_revised_requirement_supersedes_the_old_one(cards_env, script):
     assert graph.nodes["fact:1:0"].current  # another subject is untouched
 
 
+def test_a_slot_is_the_statement_with_its_values_masked():
+    from memory.backends._cards_graph import slot
+
+    assert slot("`connect` belongs in `app/db.py`.") == slot("- `connect` belongs in `app/x.py`")
+    assert slot("`connect` takes (host).") == slot("`connect` takes (host, port, timeout).")
+    assert slot("connect waits 5 seconds.") == slot("connect waits 10 seconds.")
+    assert slot("`connect` takes (host).") != slot("`connect` belongs in `app/db.py`.")
+    # predicates that hold several values: a second dependency adds to the first
+    assert slot("`connect` needs `socket` from `socket`.") != \
+        slot("`connect` needs `ssl` from `ssl`.")
+    assert slot("`connect` needs `ssl` from `a.py`.") == slot("`connect` needs `ssl` from `b.py`.")
+
+
+async def test_the_same_slot_with_another_value_supersedes_without_a_cue(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    said = ["`connect` belongs in `app/forms.py`.", "`connect` needs `time` from `time`.",
+            "`connect` belongs in `app/db.py`.", "`connect` needs `socket` from `socket`."]
+    for i, text in enumerate(said):
+        script.push(facts((text,)))
+        await cards.observe(Turn(i, text, "Noted."))
+    graph = cards.graph
+    assert graph.nodes["fact:0:0"].superseded_by == "fact:2:0"  # the location was revised
+    assert [n.content for n in graph.current() if n.type == "fact"] == said[1:]
+
+
 async def test_locations_resolve_and_code_blocks_become_nodes(cards_env, script):
     cards = registry.create("cards", cards_env())
     await conversation(cards, script)
@@ -191,6 +216,29 @@ def test_a_superseded_node_handed_to_pack_is_dropped():
     packed = pack(units, 1000, lambda t: len(t.split()))
     assert [c.node_id for c in packed.cards] == ["fact:1:0"]
     assert ("fact:0:0", "not shown: superseded") in packed.dropped
+
+
+@pytest.mark.parametrize("packing", ["post", "pre"])
+def test_facts_about_one_subject_make_one_card_in_the_order_they_were_said(packing):
+    said = [(3, "`connect` must retry twice."), (1, "`connect` takes (host, port)."),
+            (7, "`connect` must log failures."), (5, "`render_form` escapes HTML.")]
+    nodes = [Node(f"fact:{t}:0", "fact", f"turn:{t}", text, 8, subject=text.split("`")[1],
+                  turn=t, origin_tokens=30) for t, text in said]
+    j = judgment(1.0, 1.0, 1.0, 0.0)
+    units = [Unit(n, j, 0.5 + i / 10, compile_card(n, j, 0.5 + i / 10, []))
+             for i, n in enumerate(nodes)]
+    count = lambda t: len(t.split())  # noqa: E731
+    packed = pack(units, 1000, count, mode=packing)
+    assert [c.node_id for c in packed.cards] == ["fact:5:0", "facts:connect"]
+    card = packed.cards[1]
+    assert card.members == ("fact:1:0", "fact:3:0", "fact:7:0")
+    assert card.utility == pytest.approx(0.7)  # its best member's
+    text = card.render()
+    assert text.index("takes (host, port)") < text.index("retry twice") < text.index("log fail")
+    assert audit(card).ok and card.tokens == count(text)
+    alone = sum(count(u.card.render("full")) for u in units[:3])
+    assert card.tokens < alone  # the shared fields are said once
+    assert sum(c.tokens for c in pack(units, 40, count, mode=packing).cards) <= 40
 
 
 async def test_every_card_passes_the_audit(cards_env, script):

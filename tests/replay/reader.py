@@ -45,14 +45,19 @@ def norm(text: str) -> str:
     return " ".join(text.replace("`", "").split()).casefold()
 
 
+QUOTED = re.compile(r'^(?:Evidence: )?"(.+)"(?: \([^()]*\))?$')  # a memory card's statement
+
+
 def prose_lines(text: str) -> list[str]:
-    """The lines of ``text`` outside code blocks, list markers and openers stripped."""
+    """The lines of ``text`` outside code blocks, list markers and openers stripped; a
+    quoted statement (as memory cards show the developer's words) is read as said."""
     out, in_code = [], False
     for raw in text.splitlines():
         if raw.lstrip().startswith("```"):
             in_code = not in_code
             continue
         line = OPENER.sub("", MARKER.sub("", raw).strip())
+        line = QUOTED.sub(r"\1", line)
         if not in_code and line and not line.startswith(("#", "(See ")):
             out.append(line)
     return out
@@ -137,6 +142,18 @@ class ContextReader:
                 where = list(dict.fromkeys(re.findall(r"`([\w/.]+::[\w.]+)`", user)))[:1]
                 return json.dumps({"facts": [{"text": f, "locations": where} for f in facts]})
             return json.dumps({"facts": facts})
+        if system.startswith("You keep the decision memory"):  # cards: facts with locations
+            user = last.split("\nAssistant:", 1)[0].removeprefix("Developer: ")
+            facts = [line for line in prose_lines(user) if 12 < len(line) <= 300][:5]
+            return json.dumps({"facts": [
+                {"text": f, "locations": re.findall(r"`([\w/.]+(?:::[\w.]+)?)`", f)[:2]}
+                for f in facts]})
+        if system.startswith("You decide which memory"):  # cards' LLM judge: neutral
+            return json.dumps({"no_context_action": "read the code",
+                               "with_context_action": "follow the memory", "action_shift": 0.5,
+                               "necessity": 0.5, "expected_outcome_uplift": 0.5,
+                               "negative_transfer_risk": 0.25, "reason": "related",
+                               "confidence": 0.5})
         if system.startswith("You keep a coding assistant's memory consistent"):
             new = last.split("New facts:", 1)[-1]
             count = len(re.findall(r"^\s*\d+:", new, re.M))
