@@ -158,3 +158,31 @@ def test_rate_limiter_reserves_slots_a_window_apart():
     assert limiter.reserve("m", now=35.0) == 0.0  # the window has passed
     assert limiter.reserve("other", now=0.0) == 0.0  # no limit for that model
 
+
+
+def test_a_pair_of_several_conversations_lands_whole_from_ray(tmp_path, script, embedder,
+                                                              ray_instance):
+    from replay.experience import load_experience
+    from tests.replay.workers import experience_model
+
+    chains = [load_experience(DEMO / "experience" / "inventory-chains.json")]
+    experience_model()  # this process's scripted model, for the local run
+    settings = ("none", "oracle-summary")
+    local = run(tmp_path / "local", ["rag"], None, embedder, outlines=chains,
+                experience_settings=settings)
+    remote = run(tmp_path / "ray", ["rag"], RayExecutor(worker_setup=experience_model),
+                 embedder, outlines=chains, experience_settings=settings)
+    assert local[0]["error"] is None and remote[0]["error"] is None
+    def timeless(value):  # all but wall times
+        if isinstance(value, dict):
+            return {k: timeless(v) for k, v in value.items() if "seconds" not in k}
+        return value
+
+    def scores(row):
+        return timeless(row["experience"]["settings"])
+
+    assert scores(local[0]) == scores(remote[0])
+    assert scores(local[0])["oracle-summary"]["resolved"] == 1.0
+    names = sorted(p.name for p in (tmp_path / "local" / "conversations").iterdir())
+    assert len(names) > 1  # one transcript per task conversation
+    assert names == sorted(p.name for p in (tmp_path / "ray" / "conversations").iterdir())

@@ -70,3 +70,14 @@ def reader_model() -> None:
     if not _READER:
         _READER.append(ContextReader(load_outlines(DEMO / "outlines"), DEMO / "inventory"))
     SCRIPT.default, SCRIPT.count_prompt = _READER[0], True
+
+
+def experience_model() -> None:
+    """The experience chains' context-reading scripted model over the demo."""
+    from replay.experience import load_experience
+    from tests.conftest import SCRIPT, _register_scripted
+    from tests.replay.experience_reader import ExperienceReader
+
+    _register_scripted()
+    chains = load_experience(DEMO / "experience" / "inventory-chains.json")
+    SCRIPT.default, SCRIPT.count_prompt = ExperienceReader(chains, DEMO / "inventory"), True
