@@ -12,7 +12,7 @@ import asyncio
 import logging
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,21 @@ KEYED_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("GEMINI_API_KEY", "gemini/gemini-2.0-flash"),
 )
 FALLBACK_WINDOW = 8192
+# Awaited before every try of every call with the model's name: a process-wide rate
+# limiter (replay's ``--rpm``, shared by the workers of a cluster) plugs in here.
+RateGate = Callable[[str], Awaitable[None]]
+_rate_gate: RateGate | None = None
+
+
+def set_rate_gate(gate: RateGate | None) -> None:
+    """Install (or with None remove) the gate every call waits on before each try."""
+    global _rate_gate
+    _rate_gate = gate
+
+
+async def _wait_gate(model: str) -> None:
+    if _rate_gate is not None:
+        await _rate_gate(model)
 DEFAULT_TIMEOUT = 180.0  # seconds; the embedded model on a busy CPU needs minutes per prompt
 
 
@@ -164,6 +179,32 @@ def _classify(exc: BaseException) -> tuple[str, bool]:
     return type(exc).__name__, isinstance(exc, retryable)
 
 
+def priced_as(model: str) -> str | None:
+    """The name litellm's cost map prices ``model`` as: the model as named, else the name
+    after its provider prefix (a proxy's ``x/gpt-4o-mini``); None for a model it does not
+    price (the embedded model, a self-hosted one)."""
+    if model.startswith("local/"):
+        return None
+    litellm = import_litellm()
+    for name in dict.fromkeys((model, model.split("/", 1)[-1])):
+        try:
+            litellm.cost_per_token(model=name, prompt_tokens=1, completion_tokens=1)
+        except Exception:
+            continue
+        return name
+    return None
+
+
+def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """Dollars for these tokens by litellm's cost map; $0 for a model it does not price."""
+    name = priced_as(model)
+    if name is None:
+        return 0.0
+    costs = import_litellm().cost_per_token(model=name, prompt_tokens=prompt_tokens,
+                                            completion_tokens=completion_tokens)
+    return float(sum(costs))
+
+
 class LLM:
     """A model reached through litellm, with a usage ledger shared by its callers."""
 
@@ -234,11 +275,12 @@ class LLM:
         if completion is None:
             completion = self.count_tokens(text)
         cost = 0.0
-        if response is not None and not self.model.startswith("local/"):
-            try:
-                cost = float(import_litellm().completion_cost(completion_response=response))
+        if not self.model.startswith("local/"):
+            try:  # the response's own price (cached tokens...), else by its token counts
+                cost = float(import_litellm().completion_cost(completion_response=response)) \
+                    if response is not None else price(self.model, int(prompt), int(completion))
             except Exception:
-                cost = 0.0
+                cost = price(self.model, int(prompt), int(completion))
         self.ledger.add(purpose, int(prompt), int(completion), cost)
 
     def structured_mode(self) -> str:
@@ -302,6 +344,7 @@ class LLM:
         if response_format is not None:
             kwargs["response_format"] = response_format
         for attempt in range(self.config.retries + 1):
+            await _wait_gate(self.model)
             try:
                 response = await asyncio.wait_for(
                     self._acompletion(**kwargs), timeout=self.config.timeout,
@@ -386,6 +429,7 @@ class LLM:
         for attempt in range(self.config.retries + 1):
             parts: list[str] = []
             usage = None
+            await _wait_gate(self.model)
             try:
                 response = await asyncio.wait_for(
                     self._acompletion(**self._kwargs(messages, max_tokens, temperature, True)),

@@ -4,6 +4,7 @@ Both panels: higher is better (compression = full's prompt tokens / the backend'
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +20,38 @@ def main_score(row: dict[str, Any]) -> tuple[str, float | None]:
 
 
 def write_chart(summary: dict[str, Any], path: Path) -> Path | None:
-    """Bars of the main score and of the compression ratio (full / backend, "5.7×");
-    None when nothing to draw."""
-    rows = summary["backends"]
-    if not rows:
+    """Bars of the main score and of the compression ratio (full / backend, "5.7×") in a
+    PNG file; None when nothing to draw."""
+    png = chart_png(summary)
+    if png is None:
         return None
+    path.write_bytes(png)
+    return path
+
+
+def pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def png_bytes(fig: Any, dpi: int = 110) -> bytes:
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    pyplot().close(fig)
+    return buffer.getvalue()
+
+
+def chart_png(summary: dict[str, Any]) -> bytes | None:
+    """The chart of ``write_chart`` as PNG bytes (any output location can take them)."""
+    rows = summary["backends"]
+    if not rows:
+        return None
+    plt = pyplot()
 
     names = list(rows)
     key = next((main_score(r)[0] for r in rows.values() if main_score(r)[1] is not None),
@@ -66,7 +90,79 @@ def write_chart(summary: dict[str, Any], path: Path) -> Path | None:
     for row in axes:
         for a in row:
             a.tick_params(axis="x", labelrotation=30, labelsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return png_bytes(fig)
+
+
+GROUPS = (("by_subset", "subset"), ("by_k", "k"), ("by_l", "length l"))
+
+
+def _normalized_key(summary: dict[str, Any]) -> str | None:
+    for key in ("normalized_pass@1", "normalized_extract_f1", "normalized_topic_f1"):
+        if any(row.get(key) is not None for per in (summary.get(g) or {} for g, _ in GROUPS)
+               for rows in per.values() for row in rows.values()):
+            return key
+    return None
+
+
+def by_group_png(summary: dict[str, Any]) -> bytes | None:
+    """The normalized score per backend by subset, by k and by length interval (grouped
+    bars, one panel per split: LoCoEval's Table 4/5 as a chart); None without outlines."""
+    key = _normalized_key(summary)
+    if key is None:
+        return None
+    panels = [(label, summary[g]) for g, label in GROUPS if summary.get(g)]
+    names = [n for n in summary["backends"] if n not in ("empty", "oracle")]
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    width = 0.8 / max(1, len(names))
+    for ax, (label, groups) in zip(axes[0], panels, strict=True):
+        for i, name in enumerate(names):
+            values = [(groups[g].get(name) or {}).get(key) for g in groups]
+            xs = [n + i * width for n in range(len(groups))]
+            ax.bar(xs, [v if v is not None else 0.0 for v in values], width, label=name)
+        ax.set_xticks([n + width * (len(names) - 1) / 2 for n in range(len(groups))])
+        ax.set_xticklabels(list(groups), fontsize=8)
+        ax.axhline(0, color="#888", linewidth=0.6)
+        ax.set_title(f"{key.replace('normalized_', 'norm. ')} % by {label}", fontsize=9)
+    axes[0][0].legend(fontsize=7)
+    return png_bytes(fig)
+
+
+def turn_means(rows: list[dict[str, Any]]) -> dict[str, dict[str, list[float | None]]]:
+    """Per backend, per metric (ia, ca, ifr): the mean over its iterative sources at each
+    turn (None where no source defines that turn)."""
+    out: dict[str, dict[str, list[float | None]]] = {}
+    for name in dict.fromkeys(r["backend"] for r in rows if r.get("iterative")):
+        mine = [r["iterative"].get("turns") or {} for r in rows
+                if r["backend"] == name and r.get("iterative")]
+        out[name] = {}
+        for key in ("ia", "ca", "ifr"):
+            series = [t.get(key) or [] for t in mine]
+            length = max((len(s) for s in series), default=0)
+            means: list[float | None] = []
+            for n in range(length):
+                values = [s[n] for s in series if n < len(s) and s[n] is not None]
+                means.append(sum(values) / len(values) if values else None)
+            out[name][key] = means
+    return out
+
+
+def iterative_png(rows: list[dict[str, Any]]) -> bytes | None:
+    """IA, CA (higher is better) and IFR (lower is better) per turn, one line per backend;
+    None without iterative sources."""
+    curves = turn_means(rows)
+    if not curves:
+        return None
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), squeeze=False)
+    for ax, (key, title) in zip(axes[0], (("ia", "IA ↑"), ("ca", "CA ↑"), ("ifr", "IFR ↓")),
+                                strict=True):
+        for name, per in curves.items():
+            points = [(n + 1, v) for n, v in enumerate(per[key]) if v is not None]
+            if points:
+                ax.plot(*zip(*points, strict=True), marker="o", label=name)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlabel("turn")
+        ax.set_title(f"{title} per turn", fontsize=9)
+    axes[0][0].legend(fontsize=7)
+    return png_bytes(fig)

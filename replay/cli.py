@@ -22,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="engram replay",
         epilog="Also: engram replay demo [qa|experience] [options] (the bundled benchmark); "
                "engram replay build REPO --targets FILE --out DIR (outlines); "
-               "engram replay score ANSWERS --tasks FILE (grade answers, no model).",
+               "engram replay score ANSWERS --tasks FILE (grade answers, no model); "
+               "engram replay report RUN_DIR [RUN_DIR...] (merge runs: tables, charts, HTML).",
         description="Re-drive a recorded transcript, a LoCoEval-style outline (or a folder "
                     "of them), an iterative task file (CodeIF-Bench JSONL), a question file "
                     "(LongCodeQA) or a task-chain file (SWE-ContextBench) against memory "
@@ -49,9 +50,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="cosine threshold of the embed judge")
     parser.add_argument("--repo", type=Path, default=None,
                         help="the repository outlines refer to (default: the outline's repo)")
-    parser.add_argument("--out", type=Path, default=None, help="run folder")
+    parser.add_argument("--out", default=None,
+                        help="run folder: a path or an fsspec URL (s3://bucket/run, ...)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="pairs in flight at once (Ray tasks with --executor ray)")
+    parser.add_argument("--executor", choices=["local", "ray"], default="local",
+                        help="local: pairs run in this process (the reference); ray: each "
+                             "pair a Ray task (pip install 'engram[ray]')")
+    parser.add_argument("--ray-address", default=None, metavar="ADDR",
+                        help="the Ray cluster to use (default: start a local instance)")
+    parser.add_argument("--ray-cpus-per-task", type=float, default=1.0, metavar="C",
+                        help="Ray's CPU request per pair task; below 1 packs several "
+                             "LLM-bound pairs on a CPU (default 1)")
+    parser.add_argument("--budget-usd", type=float, default=None, metavar="X",
+                        help="stop launching pairs once the projected cost would pass X "
+                             "dollars (litellm's prices; pairs on record count)")
+    parser.add_argument("--rpm", action="append", default=[], metavar="[MODEL=]N",
+                        help="at most N calls per minute per model (MODEL=N: that model), "
+                             "held across all workers; repeatable")
     parser.add_argument("--resume", action="store_true",
                         help="skip (source, backend) pairs the run folder has finished")
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
@@ -103,6 +120,8 @@ def _config(args: argparse.Namespace) -> Any:
     from replay.sandbox import Limits
 
     user = choose_user(args.mock_user, args.model or default_model(), args.user_model)
+    from replay.ratelimit import parse_rpm
+
     settings = check_settings([s.strip() for s in args.experience_settings.split(",")
                                if s.strip()]) if args.experience_settings else SETTINGS
     out = args.out or Path("replay-runs") / f"{args.source.stem}"
@@ -120,7 +139,9 @@ def _config(args: argparse.Namespace) -> Any:
         judge_model=args.judge_model or (args.model or default_model()
                                          if args.judge == "llm" else None),
         backend_options=parse_options(args.backend_opt, registry.names()),
-        experience_settings=settings,
+        executor=args.executor, ray_address=args.ray_address,
+        ray_cpus_per_task=args.ray_cpus_per_task, budget_usd=args.budget_usd,
+        rate_limits=parse_rpm(args.rpm), experience_settings=settings,
         samples=args.samples,
     )
 
@@ -131,6 +152,9 @@ def run(args: argparse.Namespace) -> int:
 
     from memory.backends.options import BackendOptionError
     from memory.llm import LLMError, check_model
+    from replay.cost import pricing
+    from replay.executors import ExecutorError
+    from replay.output import OutputError
     from replay.report import summarize, table, write_results
     from replay.runner import Replay, ReplayError
     from replay.sources import SourceError, load_source
@@ -139,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = _config(args)
     except (BackendOptionError, ValueError) as exc:
-        console.print(f"engram replay: {exc}")
+        console.print(f"engram replay: {exc}", markup=False)
         return EXIT_USAGE
     try:
         for model in {config.model, config.user_model, config.judge_model} - {None}:
@@ -163,13 +187,13 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             replay = Replay(config, progress=progress)
-        except ReplayError as exc:
+        except (ReplayError, OutputError) as exc:
             console.print(f"engram replay: {redact(str(exc))}", markup=False)
             return EXIT_USAGE
         try:
             pairs = asyncio.run(replay.run(sources))
-        except ReplayError as exc:  # found before any pair runs
-            console.print(f"engram replay: {exc}")
+        except (ReplayError, ExecutorError) as exc:  # found before any pair runs
+            console.print(f"engram replay: {redact(str(exc))}", markup=False)
             return EXIT_USAGE
         finally:
             replay.close()
@@ -178,16 +202,23 @@ def run(args: argparse.Namespace) -> int:
 
     settings["mock_user"] = user_label(config.mock_user, config.mock_user_why)
     settings["user_model"] = str(config.user_model)
-    path = write_results(config.out, pairs, settings)
-    summary = summarize(pairs)
+    models = [config.model, config.judge_model,
+              config.user_model if config.mock_user == "llm" else None]
+    extra: dict[str, Any] = {"pricing": {m: pricing(m) for m in dict.fromkeys(models) if m}}
+    if replay.budget is not None and replay.budget.report() is not None:
+        extra["budget"] = replay.budget.report()
+    path = write_results(replay.output, pairs, settings, **extra)
+    summary = {**summarize(pairs), **extra}
     Console().print(table(summary))
-    from replay.chart import write_chart
+    from replay.chart import chart_png
 
+    chart = None
     try:
-        chart = write_chart(summary, config.out / "chart.png")
+        png = chart_png(summary)
+        if png is not None:
+            chart = replay.output.write_bytes(png, "chart.png")
     except Exception as exc:  # a chart is a nicety: the results are written already
         console.print(f"no chart: {type(exc).__name__}: {exc}")
-        chart = None
     errors = [p for p in pairs if p.get("error")]
     for row in errors:
         console.print(f"{row['source']} · {row['backend']}: {redact(str(row['error']))}",
@@ -199,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"mock user: {', '.join(sorted({p['mock_user'] for p in voiced}))}; "
                       "reference queries: " + (", ".join(sorted(skipped)) if skipped else
                                                f"from {config.reference_queries}"))
-    console.print(f"results: {path}  conversations: {config.out / 'conversations'}"
+    console.print(f"results: {path}  conversations: {replay.output.url('conversations')}"
                   + (f"  chart: {chart}" if chart else ""))
     return 1 if errors else 0
 
@@ -303,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["build"]:
         return build(argv[1:])
+    if argv[:1] == ["report"]:  # runs merged: results.json, tables, charts, an HTML page
+        from replay.merge import main as report
+
+        return report(argv[1:])
     if argv[:1] == ["score"]:  # answers produced elsewhere, graded without any model
         from replay.score import main as score
 

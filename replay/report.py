@@ -19,6 +19,8 @@ What each number is (also the tables' legend):
 - IA, CA (higher is better), IFR (lower is better): CodeIF-Bench, iterative sources; pooled
   in the main table, per turn (with pass@k when answers were sampled) in one table per
   backend.
+- $ / pair, $ total: dollars of every LLM call (answers, memory, mock user, judge) by
+  litellm's cost map; a model it does not price costs $0 (the pricing line says so).
 - experience (SWE-ContextBench), per backend and setting: resolved rate of the related
   tasks (higher is better) and its difference to no experience; prompt tokens and seconds
   per task (lower is better) and as a share of no experience's.
@@ -37,7 +39,9 @@ from typing import Any
 from replay._experience_report import EXPERIENCE_COLUMNS, EXPERIENCE_LEGEND, experience_rows
 from replay._qa_report import BRACKET_COLUMNS, QA_COLUMNS, QA_LEGEND, qa_scores
 from replay._turn_report import iterative_summary, iterative_tables
+from replay.cost import backend_costs
 from replay.metrics import compression, normalized, pass_at_k
+from replay.output import Output
 
 NORMALIZED = ("topic_f1", "extract_f1", "pass@1")
 BY_DEFINITION = ("topic_f1", "extract_f1")  # oracle's value is 1 by definition
@@ -97,9 +101,13 @@ def _per_backend(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     per: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(p["backend"] for p in pairs):
         rows = [p for p in pairs if p["backend"] == name]
+        costs = backend_costs(rows)
         per[name] = {"pairs": len(rows), "errors": sum(1 for r in rows if r.get("error")),
                      "tokens": sum(int(r.get("tokens") or 0) for r in rows),
                      "sources": sorted({r["source"] for r in rows}), **_scores_of(rows),
+                     "cost_usd": costs["total"], "cost_per_pair": costs["per_pair"],
+                     "cost_split": {k: v for k, v in costs.items()
+                                    if k not in ("total", "per_pair")},
                      **_structured(rows)}
     if "oracle" in per:
         row = per["oracle"]
@@ -138,13 +146,33 @@ def _judge_check(pairs: list[dict[str, Any]]) -> dict[str, Any] | None:
             "accuracy": correct / total if total else None, "judge": ",".join(names)}
 
 
+L_WIDTH = 10  # LoCoEval's length intervals: [30, 40), [40, 50), ...
+
+
+def l_interval(length: int) -> str:
+    low = length // L_WIDTH * L_WIDTH
+    return f"[{low}, {low + L_WIDTH})"
+
+
+def _interval_start(label: str) -> int:
+    return int(label[1:].split(",")[0])
+
+
 def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     """Per backend over all pairs, and split by subset and by k (outline sources)."""
     def split(key: str) -> dict[str, dict[str, dict[str, Any]]]:
         values = sorted({str(p[key]) for p in pairs if p.get(key) is not None})
         return {v: _per_backend([p for p in pairs if str(p.get(key)) == v]) for v in values}
 
+    def by_l() -> dict[str, dict[str, dict[str, Any]]]:
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for p in pairs:
+            if isinstance(p.get("l"), int):
+                groups.setdefault(l_interval(p["l"]), []).append(p)
+        return {k: _per_backend(groups[k]) for k in sorted(groups, key=_interval_start)}
+
     return {"backends": _per_backend(pairs), "by_subset": split("subset"), "by_k": split("k"),
+            "by_l": by_l(),
             "judge_check": _judge_check(pairs), "pairs": len(pairs),
             "experience": experience_rows(pairs),
             "iterative": iterative_summary(pairs),
@@ -161,11 +189,13 @@ def _settings(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def write_results(out: Path, pairs: list[dict[str, Any]], config: dict[str, Any]) -> Path:
-    path = out / "results.json"
-    data = {"config": config, **summarize(pairs), "runs": pairs}
-    path.write_text(json.dumps(data, indent=2, default=str))
-    return path
+def write_results(out: Path | str | Output, pairs: list[dict[str, Any]],
+                  config: dict[str, Any], **extra: Any) -> str:
+    """results.json in the run's output location (a folder or an fsspec URL); ``extra``:
+    more top-level keys (pricing, budget)."""
+    output = out if isinstance(out, Output) else Output(out)
+    data = {"config": config, **summarize(pairs), **extra, "runs": pairs}
+    return output.write_text(json.dumps(data, indent=2, default=str), "results.json")
 
 
 def _fmt(value: Any, digits: int = 2) -> str:
@@ -180,6 +210,8 @@ def cell(row: dict[str, Any], key: str, digits: int) -> str:
     value = row.get(key)
     if key == "compression":
         return "-" if value is None else f"{value:.1f}×"
+    if key.startswith("cost_"):
+        return "-" if value is None else f"${value:.4f}"
     if key.startswith("normalized_"):
         return "-" if value is None else f"{value:.0f}%"
     text = _fmt(value, digits)
@@ -198,7 +230,8 @@ COLUMNS = (("topic F1 ↑", "topic_f1", 2), ("extract F1 ↑", "extract_f1", 2),
            ("ctx tok", "context_tokens", 0), ("prompt tok ↓", "prompt_tokens", 0),
            ("compl. tok", "completion_tokens", 0), ("compression ↑", "compression", 1),
            ("IA ↑", "ia", 2), ("CA ↑", "ca", 2), ("IFR ↓", "ifr", 2),
-           ("mem skips ↓", "mem_skips", 0), *QA_COLUMNS)
+           ("mem skips ↓", "mem_skips", 0), *QA_COLUMNS,
+           ("$ / pair ↓", "cost_per_pair", 4), ("$ total", "cost_usd", 4))
 SPLIT_KEYS = ("pass@1", "normalized_pass@1", "extract_f1", "normalized_extract_f1",
               "recall", "stale", "compression")
 LEGEND = ("↑ higher is better, ↓ lower is better. F1: LoCoEval set F1 (oracle: 1 by "
@@ -206,7 +239,8 @@ LEGEND = ("↑ higher is better, ↓ lower is better. F1: LoCoEval set F1 (oracl
           "ctx recall / stale: true items present / stale share of the items present in the "
           "task-time context. prompt tok: mean prompt tokens per conversation, every LLM call "
           "of the agent (memory included); compression: full's prompt tokens / the "
-          "backend's (higher = less context). mem skips: memory updates skipped or failed.")
+          "backend's (higher = less context). mem skips: memory updates skipped or failed. "
+          "$: litellm's prices of every LLM call (answers, memory, mock user, judge).")
 
 
 def _table(title: str, rows: dict[str, dict[str, Any]], columns: tuple[tuple[str, str, int], ...],
@@ -255,7 +289,7 @@ def table(summary: dict[str, Any]) -> Any:
         parts.append(_table("qa: accuracy by context bracket (share of the window)",
                             summary["backends"], BRACKET_COLUMNS))
     split_columns = tuple(c for c in COLUMNS if c[1] in SPLIT_KEYS)
-    for key, label in (("by_subset", "subset"), ("by_k", "k")):
+    for key, label in (("by_subset", "subset"), ("by_k", "k"), ("by_l", "l")):
         groups = summary.get(key) or {}
         if len(groups) < 1:
             continue
@@ -272,6 +306,15 @@ def table(summary: dict[str, Any]) -> Any:
     sandbox = sandbox_line(summary.get("sandbox") or [])
     if sandbox is not None:
         parts.append(sandbox)
+    for model, how in (summary.get("pricing") or {}).items():
+        parts.append(Text(f"pricing: {model}: {how}"))
+    budget = summary.get("budget")
+    if budget:
+        skipped = budget.get("skipped") or []
+        parts.append(Text(f"budget: ${budget['spent_usd']:.4f} of ${budget['limit_usd']:.4f} "
+                          + (f"spent; stopped, {len(skipped)} pair(s) not launched (--resume "
+                             "with a higher --budget-usd runs them)" if budget["stopped"]
+                             else "spent"), style="yellow" if budget["stopped"] else ""))
     check = summary.get("judge_check")
     if check:
         accuracy = _fmt(check.get("accuracy"))

@@ -1,16 +1,16 @@
 """Re-drive sources against backends, one (source, backend) pair at a time.
 
-Each pair gets its own LLM ledger (so tokens are the pair's, memory operations
-included), its own transcript under ``OUT/conversations/``, and a line in
+Each pair gets its own LLM ledger (so tokens and dollars are the pair's, memory
+operations included), its own transcript under ``OUT/conversations/``, and a line in
 ``OUT/pairs.jsonl`` when it finishes — which is what ``--resume`` reads to skip
 finished pairs. Outlines are prepared once (stubbed copy + index) and shared by
-their pairs.
+their pairs. Which process runs a pair is the executor's business
+(``replay.executors``: in this process, or as Ray tasks); OUT is any fsspec location.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import tempfile
 import time
@@ -23,12 +23,12 @@ from memory.agent import Agent, AgentConfig, structured_counts
 from memory.backends import BackendEnv, Registry, registry
 from memory.embed import Embedder, get_embedder
 from memory.llm import LLM, LLMConfig
-from memory.redact import redact_obj
 from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
 from replay._codeif import IterativeOptions
 from replay._qarepo import RepoTextBackend
+from replay.cost import Budget, pair_cost
 from replay.experience import SETTINGS, ExperienceSet
 from replay.experience_run import run_experience_tasks, run_settings
 from replay.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
@@ -37,9 +37,11 @@ from replay.matcher import TaskPacks
 from replay.mockuser import TemplateUser, user_label
 from replay.oracle import OracleBackend
 from replay.outline import Outline
+from replay.output import Output, PairLog
 from replay.prepare import stubbed_copy
 from replay.qa import QASet
 from replay.qa_run import ask_brackets
+from replay.ratelimit import RateLimits
 from replay.sandbox import Limits
 from replay.sandbox import mode as sandbox_mode
 from replay.sources import Iterative, Recorded, Source
@@ -60,7 +62,7 @@ class ReplayError(ValueError):
 class ReplayConfig:
     backends: list[str]
     model: str
-    out: Path
+    out: Path | str  # a folder, or any fsspec URL (s3://..., memory://...)
     repo: Path | None = None  # the repository outlines were written for
     seed: int = 0
     concurrency: int = 1
@@ -78,6 +80,11 @@ class ReplayConfig:
     iterative: IterativeOptions = field(default_factory=IterativeOptions)  # mode, code prep
     backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
     experience_settings: tuple[str, ...] = SETTINGS  # SWE-ContextBench's settings to run
+    executor: str = "local"  # local | ray (replay.executors)
+    ray_address: str | None = None  # None: start a local Ray instance
+    ray_cpus_per_task: float = 1.0  # Ray's CPU request per pair (below 1: LLM-bound pairs)
+    budget_usd: float | None = None  # stop launching pairs past this projected cost
+    rate_limits: RateLimits = field(default_factory=RateLimits)  # --rpm, per model
     samples: int = 1  # answers per iterative turn / per generation task (pass@k)
 
     def __post_init__(self) -> None:
@@ -98,6 +105,11 @@ def source_kind(source: Source) -> str:
     return "outline" if isinstance(source, Outline) else source.kind
 
 
+def needs_preparation(source: Source | Any) -> bool:
+    """Whether a source's pairs share a prepared repository (copy + index)."""
+    return isinstance(source, Outline | QASet | ExperienceSet)
+
+
 @dataclass
 class Prepared:
     """An outline's stubbed repository and its index."""
@@ -108,14 +120,24 @@ class Prepared:
 
 class Replay:
     def __init__(self, config: ReplayConfig, *, embedder: Embedder | None = None,
-                 backends: Registry = registry, progress: Progress | None = None) -> None:
+                 backends: Registry = registry, progress: Progress | None = None,
+                 transcripts: Path | None = None, scratch: Path | None = None) -> None:
         self.config = config
+        self.output = Output(config.out)
+        self.pairlog = PairLog(self.output)
         self.embedder = embedder or get_embedder()
         self.backends = backends
         self.progress = progress
         self.embed_judge = EmbedJudge(self.embedder, config.judge_threshold)
-        self._tmp = tempfile.TemporaryDirectory(prefix="engram-replay-")
+        # scratch: where the temp folder goes (a Ray worker's: under its run's folder)
+        self._tmp = tempfile.TemporaryDirectory(prefix="engram-replay-", dir=scratch)
         self.work = Path(self._tmp.name)
+        local = self.output.local
+        # where this process writes transcripts: the run folder itself when it is local,
+        # else a temp folder whose files are published to the output after each pair
+        self.transcripts = transcripts or (local / "conversations" if local is not None
+                                           else self.work / "conversations")
+        self.budget: Budget | None = None  # the last run's (its report goes to results)
         self._prepared: dict[str, Prepared] = {}
         self._judge_checks: dict[str, dict[str, Any]] = {}  # per outline: judge accuracy
         self._lock = asyncio.Lock()
@@ -152,10 +174,17 @@ class Replay:
             elif isinstance(outline, ExperienceSet):  # every task's function is written
                 targets = [(t.path, t.function, t.tests)
                            for t in (*outline.experience, *outline.related)]
-            copy = stubbed_copy(self.outline_repo(outline), targets, self.work / key / "repo")
-            index = RepoIndex(copy, Store(self.work / key / "index.lance"), self.embedder)
-            index.refresh()
-            self._prepared[key] = Prepared(copy, index)
+            stubbed_copy(self.outline_repo(outline), targets, self.work / key / "repo")
+            self.adopt(key)
+        return self._prepared[key]
+
+    def adopt(self, key: str) -> Prepared:
+        """The prepared source under ``work/key`` (made here, or unpacked from a worker
+        that made it: the index is answered from its manifest, nothing re-embedded)."""
+        copy = self.work / key / "repo"
+        index = RepoIndex(copy, Store(self.work / key / "index.lance"), self.embedder)
+        index.refresh()
+        self._prepared[key] = Prepared(copy, index)
         return self._prepared[key]
 
     def plain_index(self, path: Path) -> RepoIndex:
@@ -204,7 +233,7 @@ class Replay:
             backend = RepoTextBackend(env)
         else:
             backend = self.backends.create(name, env)
-        writer = TranscriptWriter(self.config.out / "conversations" / f"{pair}.jsonl")
+        writer = TranscriptWriter(self.transcripts / f"{pair}.jsonl")
         agent = Agent(backend, llm, env, writer,
                       config=AgentConfig(max_answer_tokens=self.config.max_tokens,
                                          answer_temperature=self.config.answer_temperature))
@@ -219,11 +248,11 @@ class Replay:
         started = time.time()
         label = f"{source_id(source)} · {name}"
         result: dict[str, Any] = {"source": source_id(source), "kind": source_kind(source),
-                                  "backend": name, "error": None}
+                                  "backend": name, "model": self.config.model, "error": None}
         agent = None
         try:
             repo = None
-            if isinstance(source, Outline | QASet | ExperienceSet):
+            if needs_preparation(source):
                 async with self._lock:
                     prepared = await asyncio.to_thread(self.prepare, source)
                 repo = prepared.index
@@ -249,14 +278,17 @@ class Replay:
                     result["scores"][f"{key}_exact"] = result["scores"].get(key)
                     result["scores"][key] = value
                 result["subset"], result["k"] = source.subset, len(source.samples)
+                result["l"] = len(source.queries())  # LoCoEval's conversation length
                 if source_id(source) not in self._judge_checks:
                     self._judge_checks[source_id(source)] = await judge_accuracy(judge, source)
                 result["judge_check"] = self._judge_checks[source_id(source)]
                 if isinstance(judge, LLMJudge):
                     result["judge_tokens"] = judge.llm.ledger.tokens
+                    result["judge_usage"] = judge.llm.ledger.to_dict()
                     result["judge_fallbacks"] = judge.fallbacks
                     result["judge_stats"] = judge.stats()
             elif isinstance(source, Recorded):
+                result["origin"], result["skipped_records"] = source.origin, source.skipped
                 for n, query in enumerate(source.queries):
                     await agent.ask(query)
                     self._tick(label, n + 1, len(source.queries) + 1)
@@ -287,8 +319,10 @@ class Replay:
             ledger = agent.llm.ledger
             result["tokens"] = ledger.tokens
             result["usage"] = ledger.to_dict()
-            if agent.transcript is not None:
-                agent.transcript.close()
+        result["cost"] = pair_cost(result.get("usage"), result.get("user_usage"),
+                                   result.get("judge_usage"))
+        if agent is not None and agent.transcript is not None:
+            agent.transcript.close()
         result["seconds"] = round(time.time() - started, 3)
         self._tick(label, 1, 1)
         return result
@@ -346,6 +380,7 @@ class Replay:
                 previous = turn.assistant
                 self._tick(label, n + 1, total + 1)
             result["user_tokens"] = user.llm.ledger.tokens
+            result["user_usage"] = user.llm.ledger.to_dict()
             result["user_fallbacks"] = user.fallbacks
             result["reference_queries"] = user.reference_status
             return
@@ -377,60 +412,58 @@ class Replay:
         return scores
 
     # -- the run -----------------------------------------------------------------------------
-    def finished(self) -> set[tuple[str, str]]:
-        path = self.config.out / "pairs.jsonl"
-        done: set[tuple[str, str]] = set()
-        if not path.exists():
-            return done
-        for line in path.read_text("utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line: that pair runs again
-            if isinstance(row, dict) and not row.get("error"):
-                done.add((str(row.get("source")), str(row.get("backend"))))
-        return done
+    def transcript_files(self, row: dict[str, Any]) -> list[Path]:
+        """The transcripts this process wrote for a pair: ``SOURCE__BACKEND.jsonl``, and
+        ``SOURCE__BACKEND__PART.jsonl`` for a pair of several conversations."""
+        pair = f"{row['source']}__{row['backend']}"
+        if not self.transcripts.is_dir():
+            return []
+        return sorted(p for p in self.transcripts.iterdir()
+                      if p.name == f"{pair}.jsonl"
+                      or (p.name.startswith(f"{pair}__") and p.suffix == ".jsonl"))
 
-    def _append(self, row: dict[str, Any]) -> None:
-        path = self.config.out / "pairs.jsonl"
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(redact_obj(row)) + "\n")
-            fh.flush()
+    def publish(self, row: dict[str, Any], files: dict[str, bytes] | None = None) -> None:
+        """A finished pair into the output: its transcripts (unless written there in place:
+        ``files`` come from a worker, else they are this process's), then its line in
+        ``pairs.jsonl`` — in that order, so a pair on record always has its transcripts."""
+        if files is None and self.transcripts != self._in_place():
+            files = {p.name: p.read_bytes() for p in self.transcript_files(row)}
+        for name, data in (files or {}).items():
+            self.output.write_bytes(data, "conversations", name)
+        self.pairlog.append(row)
+
+    def _in_place(self) -> Path | None:
+        local = self.output.local
+        return local / "conversations" if local is not None else None
+
+    def finished(self) -> set[tuple[str, str]]:
+        return self.pairlog.finished()
 
     def read_pairs(self) -> list[dict[str, Any]]:
         """Every finished pair on record (the latest row of each)."""
-        latest: dict[tuple[str, str], dict[str, Any]] = {}
-        path = self.config.out / "pairs.jsonl"
-        if path.exists():
-            for line in path.read_text("utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                latest[(row.get("source"), row.get("backend"))] = row
-        return list(latest.values())
+        return self.pairlog.latest()
 
-    async def run(self, sources: list[Source]) -> list[dict[str, Any]]:
+    async def run(self, sources: list[Source], executor: Any = None) -> list[dict[str, Any]]:
+        """Run every (source, backend) pair not on record yet (with ``--resume``), by
+        ``executor`` (default: the config's), within ``--budget-usd``."""
+        from replay.executors import make_executor
+
         if self.config.limit is not None:
             sources = sources[: self.config.limit]
         problems = [p for s in sources if isinstance(s, Recorded)
                     if (p := self.missing_repository(s)) is not None]
         if problems:  # before anything is written
             raise ReplayError("; ".join(problems))
-        self.config.out.mkdir(parents=True, exist_ok=True)
+        self.output.makedirs("conversations")
         if not self.config.resume:
-            (self.config.out / "pairs.jsonl").unlink(missing_ok=True)
+            self.pairlog.clear()
         skip = self.finished() if self.config.resume else set()
         todo = [(s, b) for s in sources for b in self.config.backends
                 if (source_id(s), b) not in skip]
-        gate = asyncio.Semaphore(max(1, self.config.concurrency))
-
-        async def one(source: Source, name: str) -> None:
-            async with gate:
-                self._append(await self.run_pair(source, name))
-
-        await asyncio.gather(*(one(s, b) for s, b in todo))
         wanted = {(source_id(s), b) for s in sources for b in self.config.backends}
+        on_record = [r for r in self.read_pairs() if (r.get("source"), r.get("backend")) in wanted]
+        self.budget = Budget.from_rows(self.config.budget_usd, on_record)
+        await (executor or make_executor(self.config)).run(self, todo, self.budget)
         return [r for r in self.read_pairs() if (r.get("source"), r.get("backend")) in wanted]
 
     def close(self) -> None:

@@ -1,6 +1,8 @@
 """What a replay re-drives: recorded transcripts, outlines, iterative instruction tasks.
 
-- ``recorded``: the user turns of a transcript (``memory.transcript`` format).
+- ``recorded``: the user turns of a transcript (``memory.transcript`` format), or of a
+  Claude Code, Codex CLI or Aider session (``replay.foreign``: tool calls and results
+  kept as each turn's context, not as turns).
 - ``outline``: a LoCoEval-style outline (a file or a folder of them), voiced by a mock user.
 - ``qa``: multiple-choice questions about a repository (``replay.qa``: engram's format
   or LongCodeBench's), asked at four context-length brackets.
@@ -36,6 +38,9 @@ class Recorded:
     queries: tuple[str, ...]
     repo: str
     kind: str = "recorded"
+    origin: str = "engram"  # or the tool whose session this is: claude-code, codex, aider
+    context: tuple[tuple[str, ...], ...] = ()  # per query: tool calls/results that followed
+    skipped: int = 0  # records skipped while reading (malformed or unknown)
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,20 @@ def load_iterative(path: Path) -> list[Iterative]:
     return [_own_task(t, f"{path}.tasks[{i}]") for i, t in enumerate(items)]
 
 
+def load_foreign(path: Path, tool: str) -> Recorded:
+    from replay.foreign import ForeignError, read_foreign
+    from replay.tasks import safe_name
+
+    try:
+        session = read_foreign(path, tool)
+    except (ForeignError, OSError) as exc:
+        raise SourceError(str(exc)) from exc
+    origin = f"{tool} {session.version}".strip()
+    return Recorded(safe_name(session.id), tuple(session.queries), session.repo,
+                    origin=origin, context=tuple(tuple(c) for c in session.context),
+                    skipped=session.skipped)
+
+
 def load_source(path: Path) -> list[Source]:
     """Whatever ``path`` holds: a transcript, an outline (or a folder of them), a task file."""
     path = Path(path)
@@ -140,6 +159,11 @@ def load_source(path: Path) -> list[Source]:
         raise SourceError(f"{path}: no such file or folder")
     if path.is_dir():
         return list(load_outlines(path))
+    from replay.foreign import sniff
+
+    tool = sniff(path)
+    if tool is not None:
+        return [load_foreign(path, tool)]
     if path.suffix == ".jsonl":
         first = next((line for line in path.read_text("utf-8").splitlines() if line.strip()), "")
         try:
