@@ -428,7 +428,7 @@ def test_replay_gives_each_backend_the_options(tmp_path, outline_file, script, e
 
 
 def test_structured_retries_and_skips_reach_pairs_results_and_report(tmp_path, script,
-                                                                      capsys):
+                                                                      capsys, monkeypatch):
     """mem0 on two iterative turns: malformed JSON once (retried, parsed), never-parsable
     JSON once (skipped). The skip is in the transcript after its turn, the pair's totals
     in pairs.jsonl and results.json, the skips in the printed report."""
@@ -444,6 +444,7 @@ def test_structured_retries_and_skips_reach_pairs_results_and_report(tmp_path, s
         {"instruction": "write f, and use tabs", "tests": ["assert f() == 1"]},
         {"instruction": "keep f, spaces after commas", "tests": ["assert f() == 1"]}]}]}))
     out = tmp_path / "run"
+    monkeypatch.setenv("COLUMNS", "400")  # the whole table, no header cut short
     assert main(["replay", str(path), "--backends", "mem0", "--model", "scripted/t",
                  "--out", str(out)]) == 0
     expected = {"calls": 3, "retries": 2, "lenient": 0, "failed": 1, "skipped": 1,
