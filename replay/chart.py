@@ -47,8 +47,11 @@ def png_bytes(fig: Any, dpi: int = 110) -> bytes:
 
 
 def chart_png(summary: dict[str, Any]) -> bytes | None:
-    """The chart of ``write_chart`` as PNG bytes (any output location can take them)."""
+    """The chart of ``write_chart`` as PNG bytes (any output location can take them); an
+    experience run gets its own (``experience_png``)."""
     rows = summary["backends"]
+    if summary.get("experience") and all(main_score(r)[1] is None for r in rows.values()):
+        return experience_png(summary["experience"])
     if not rows:
         return None
     plt = pyplot()
@@ -165,4 +168,30 @@ def iterative_png(rows: list[dict[str, Any]]) -> bytes | None:
         ax.set_xlabel("turn")
         ax.set_title(f"{title} per turn", fontsize=9)
     axes[0][0].legend(fontsize=7)
+    return png_bytes(fig)
+
+
+def experience_png(rows: dict[str, dict[str, Any]]) -> bytes | None:
+    """SWE-ContextBench's dimensions per backend and setting: resolved rate of the related
+    tasks (higher is better) and prompt tokens per task (lower is better)."""
+    names = [n for n, r in rows.items() if r.get("resolved") is not None]
+    if not names:
+        return None
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(4 + 1.1 * len(names), 3.8), squeeze=False)
+    resolved = [float(rows[n]["resolved"]) for n in names]
+    tokens = [float(rows[n].get("prompt_tokens") or 0.0) for n in names]
+    ax = axes[0][0]
+    ax.bar(names, resolved, color="#4c72b0")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("resolved rate of the related tasks (higher is better)", fontsize=9)
+    for i, value in enumerate(resolved):
+        ax.text(i, value + 0.02, f"{value:.2f}", ha="center", fontsize=8)
+    ax = axes[0][1]
+    ax.bar(names, tokens, color="#dd8452")
+    ax.set_title("prompt tokens per task (lower is better)", fontsize=9)
+    for i, value in enumerate(tokens):
+        ax.text(i, value * 1.01, f"{value:.0f}", ha="center", fontsize=8)
+    for a in axes[0]:
+        a.tick_params(axis="x", labelrotation=40, labelsize=7)
     return png_bytes(fig)

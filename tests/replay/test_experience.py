@@ -82,6 +82,12 @@ def test_experience_results_table_and_resume(demo_results, script):
     assert "experience: related tasks by setting" in shown and "full · oracle-summary" in shown
     assert "Δ resolved vs none ↑" in shown
     assert (out / "chart.png").exists()
+    from replay.chart import chart_png, experience_png
+
+    summary = summarize(results["runs"])
+    png = chart_png(summary)
+    assert png is not None and png == experience_png(summary["experience"])  # its own chart
+    assert experience_png({}) is None
     script.default = "Noted."
     code = main(["demo", "experience", "--backends", "full,rag", "--model", "scripted/t",
                  "--out", str(out), "--resume"])
