@@ -41,12 +41,19 @@ def _redacted(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
     return out
 
 
+def is_uri(location: Path | str) -> bool:
+    """An object-store location LanceDB opens itself (``s3://...``, ``gs://...``)."""
+    return isinstance(location, str) and "://" in location
+
+
 class Store:
-    """A LanceDB database in a folder (``index.lance``)."""
+    """A LanceDB database in a folder (``index.lance``), or at an object-store URI."""
 
     def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.uri = str(path) if is_uri(path) else ""
+        self.path = Path(path) if not self.uri else Path(self.uri.split("://", 1)[1])
+        if not self.uri:
+            self.path.mkdir(parents=True, exist_ok=True)
         self._connection: Any = None
         self._lock = threading.RLock()
 
@@ -58,7 +65,7 @@ class Store:
             if self._connection is None:
                 import lancedb
 
-                self._connection = lancedb.connect(str(self.path))
+                self._connection = lancedb.connect(self.uri or str(self.path))
             return self._connection
 
     def table_names(self) -> list[str]:

@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--ray-cpus-per-task", type=float, default=1.0, metavar="C",
                         help="Ray's CPU request per pair task; below 1 packs several "
                              "LLM-bound pairs on a CPU (default 1)")
+    parser.add_argument("--store-uri", default=None, metavar="URI",
+                        help="where the pairs' memory stores (LanceDB) go: a path or an "
+                             "object-store URI every worker can reach, one folder per pair "
+                             "and run (default: each worker's temp folder)")
     parser.add_argument("--budget-usd", type=float, default=None, metavar="X",
                         help="stop launching pairs once the projected cost would pass X "
                              "dollars (litellm's prices; pairs on record count)")
@@ -141,6 +145,7 @@ def _config(args: argparse.Namespace) -> Any:
         backend_options=parse_options(args.backend_opt, registry.names()),
         executor=args.executor, ray_address=args.ray_address,
         ray_cpus_per_task=args.ray_cpus_per_task, budget_usd=args.budget_usd,
+        store_uri=args.store_uri,
         rate_limits=parse_rpm(args.rpm), experience_settings=settings,
         samples=args.samples,
     )

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,7 @@ class ReplayConfig:
     budget_usd: float | None = None  # stop launching pairs past this projected cost
     rate_limits: RateLimits = field(default_factory=RateLimits)  # --rpm, per model
     samples: int = 1  # answers per iterative turn / per generation task (pass@k)
+    store_uri: str | None = None  # shared LanceDB location of the pairs' stores (else temp)
 
     def __post_init__(self) -> None:
         if self.samples < 1:
@@ -224,6 +226,7 @@ class Replay:
         pair = f"{source_id(source)}__{name}" + (f"__{part}" if part else "")
         env = BackendEnv(llm=llm, embedder=self.embedder, repo=repo,
                          data_dir=self.work / "homes" / pair, session_id=pair,
+                         store_uri=self._store_uri(pair),
                          options=dict(self.config.backend_options))
         if name == "oracle":
             if not isinstance(source, Outline):
@@ -239,6 +242,13 @@ class Replay:
                                          answer_temperature=self.config.answer_temperature))
         agent.start_session(pair, "replay")
         return agent
+
+    def _store_uri(self, pair: str) -> str:
+        """The pair's own place in the shared store (a fresh one per run: a resumed or
+        repeated pair never sees an earlier run's memories); '' without ``store_uri``."""
+        if not self.config.store_uri:
+            return ""
+        return f"{self.config.store_uri.rstrip('/')}/{pair}-{uuid.uuid4().hex[:8]}"
 
     def _tick(self, label: str, done: int, total: int) -> None:
         if self.progress is not None:

@@ -52,12 +52,22 @@ class BackendEnv:
     embedder: Embedder
     repo: RepoIndex | None = None
     data_dir: Path | None = None  # where a persistent backend keeps its store
+    store_uri: str = ""  # else there: a shared path or object-store URI (replay --store-uri)
     session_id: str = ""
     repo_k: int = REPO_FUNCTIONS
     options: dict[str, object] = field(default_factory=dict)
 
     def count(self, text: str) -> int:
         return self.llm.count_tokens(text)
+
+    def store_location(self) -> Path | str:
+        """Where a persistent backend's LanceDB lives: ``store_uri`` when one is given
+        (a path or URI every replay worker can reach), else ``data_dir/index.lance``."""
+        if self.store_uri:
+            return self.store_uri.rstrip("/") + "/index.lance"
+        if self.data_dir is None:
+            raise ValueError("this backend keeps a store: it needs a data dir")
+        return self.data_dir / "index.lance"
 
 
 class Digest:

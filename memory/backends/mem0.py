@@ -155,7 +155,7 @@ class Mem0Backend:
         scope = f"{self.name}:{'repo' if shared else env.session_id or 'default'}"
         if env.data_dir is None:
             raise ValueError(f"the {self.name} backend needs a data dir for its store")
-        self.memories = MemoryStore(Store(env.data_dir / "index.lance"), scope,
+        self.memories = MemoryStore(Store(env.store_location()), scope,
                                     env.embedder.dim)
         self.last: Outcome = Outcome()
         self._pending: list[dict[str, Any]] = []

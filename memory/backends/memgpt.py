@@ -126,7 +126,7 @@ class MemGPTBackend:
         self.warned = False  # a pressure warning is in the main context
         # a scope per instance: the memory is rebuilt from the turns on a switch or resume
         scope = f"{self.name}:{env.session_id or 'default'}:{uuid.uuid4().hex[:8]}"
-        self.archival = MemoryStore(Store(env.data_dir / "index.lance"), scope,
+        self.archival = MemoryStore(Store(env.store_location()), scope,
                                     env.embedder.dim)
         self.journal = Journal(self.name)
         self._digest = Digest()

@@ -132,3 +132,19 @@ def test_a_backend_from_an_entry_point_in_another_distribution(tmp_path, monkeyp
     assert fresh.spec("echo").origin == "engram-echo"
     backend = fresh.create("echo", env_for(embedder))
     assert isinstance(backend, Backend) and backend.name == "echo"
+
+
+def test_a_store_location_is_the_data_dir_or_a_shared_uri(tmp_path, monkeypatch, embedder):
+    from memory.backends import BackendEnv
+    from memory.llm import LLM, LLMConfig
+    from memory.store import Store
+
+    env = BackendEnv(llm=LLM(LLMConfig(model="scripted/t")), embedder=embedder,
+                     data_dir=tmp_path / "home")
+    assert env.store_location() == tmp_path / "home" / "index.lance"
+    env.store_uri = "s3://bucket/runs/x__mem0-1234/"
+    assert env.store_location() == "s3://bucket/runs/x__mem0-1234/index.lance"
+    monkeypatch.chdir(tmp_path)
+    store = Store(env.store_location())  # LanceDB opens a URI itself: no local folder
+    assert store.uri == "s3://bucket/runs/x__mem0-1234/index.lance"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -501,3 +501,27 @@ def test_cards_on_demo_outlines_reports_its_scorer_and_leads_rag(tmp_path, capsy
     console = Console(width=200, record=True)
     console.print(table(summary))
     assert "cards: scorer proxy, packing pre" in console.export_text()
+
+
+def test_pairs_keep_their_memory_stores_in_a_shared_location(tmp_path, script):
+    """--store-uri: the pair's LanceDB goes to the shared location every worker can
+    reach, in a folder of its own per run, and holds what the backend stored."""
+    from memory.backends._memstore import MemoryStore
+    from memory.store import Store
+    from tests.memory.test_mem0 import extract, ops
+    from tui.cli import main
+
+    code = "```python\ndef f():\n    return 1\n```"
+    path = tmp_path / "own.json"
+    path.write_text(json.dumps({"tasks": [{"id": "x", "turns": [
+        {"instruction": "write f, and use tabs", "tests": ["assert f() == 1"]}]}]}))
+    shared = tmp_path / "shared"
+    for run in range(2):
+        script.push(code, extract("Use tabs."), ops({"fact": 0, "op": "ADD"}))
+        assert main(["replay", str(path), "--backends", "mem0", "--model", "scripted/t",
+                     "--out", str(tmp_path / f"run{run}"), "--store-uri", str(shared)]) == 0
+    stores = sorted(shared.iterdir())
+    assert len(stores) == 2 and all(s.name.startswith("x__mem0-") for s in stores)
+    for folder in stores:  # each run's own store, with the one memory of its pair
+        memories = MemoryStore(Store(folder / "index.lance"), "mem0:x__mem0", 384)
+        assert [m.text for m in memories.live()] == ["Use tabs."]
