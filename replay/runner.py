@@ -323,6 +323,7 @@ class Replay:
             # structured calls, retries, lenient parses, failures, skipped memory updates
             result["structured"] = structured_counts(agent.llm.stats.as_dict(),
                                                      agent.memory_issues)
+            result["window"] = agent.llm.context_window()  # the budgets' base (local: a setting)
             settings = getattr(agent.backend, "settings", None)
             if callable(settings):  # how the backend ran (cards: which scorer, packing)
                 result["backend_settings"] = settings()

@@ -205,7 +205,14 @@ def cmd_backends(args: argparse.Namespace) -> int:
 def cmd_models(args: argparse.Namespace) -> int:
     """The embedded models (and whether each can run here), and the default model."""
     from memory.llm import default_model
-    from memory.local import LOCAL_MODELS, LocalModelError, engine_available, gguf_path
+    from memory.local import (
+        LOCAL_MODELS,
+        MODEL_CONTEXT_LENGTH,
+        LocalModelError,
+        engine_available,
+        gguf_path,
+        local_context_window,
+    )
 
     engine = engine_available()
     for name, spec in LOCAL_MODELS.items():
@@ -215,6 +222,12 @@ def cmd_models(args: argparse.Namespace) -> int:
         except LocalModelError as exc:
             where, state = "", f"not installed ({exc})"
         print(f"local/{name:10} {state}\n  {spec.about}" + (f"\n  {where}" if where else ""))
+    try:
+        window = f"{local_context_window()} tokens"
+    except LocalModelError as exc:
+        window = f"unusable: {exc}"
+    print(f"window of the embedded models: {window} (ENGRAM_LOCAL_CONTEXT, "
+          f"up to {MODEL_CONTEXT_LENGTH})")
     print(f"default model: {default_model()}  (ENGRAM_MODEL, an API key, else local/smollm2)")
     return 0
 

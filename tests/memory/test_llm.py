@@ -201,3 +201,20 @@ def test_a_timeout_must_be_a_positive_number_of_seconds(value):
     with pytest.raises(ValueError, match="positive number of seconds"):
         parse_timeout(value)
     assert parse_timeout("2.5") == 2.5
+
+
+def test_the_embedded_window_is_4096_unless_the_developer_sets_it(monkeypatch):
+    from memory.local import local_context_window
+
+    monkeypatch.delenv("ENGRAM_LOCAL_CONTEXT", raising=False)
+    assert local_context_window() == 4096
+    assert LLM(LLMConfig(model="local/smollm2")).context_window() == 4096
+    monkeypatch.setenv("ENGRAM_LOCAL_CONTEXT", "8000")
+    assert LLM(LLMConfig(model="local/smollm2")).context_window() == 8000
+    monkeypatch.setenv("ENGRAM_LOCAL_CONTEXT", "99999")  # the model was trained to 8192
+    assert local_context_window() == 8192
+    monkeypatch.setenv("ENGRAM_LOCAL_CONTEXT", "10")
+    assert local_context_window() == 1024
+    monkeypatch.setenv("ENGRAM_LOCAL_CONTEXT", "lots")
+    with pytest.raises(LLMError, match="ENGRAM_LOCAL_CONTEXT='lots' is not a number"):
+        check_model("local/smollm2")

@@ -86,5 +86,5 @@ def test_free_text_stays_free_and_counts_tokens(model):
 def test_a_prompt_over_the_window_is_refused_clearly(model):
     from memory.local import LocalModelError
 
-    with pytest.raises(LocalModelError, match="exceeds the 8192-token window"):
+    with pytest.raises(LocalModelError, match="exceeds the 4096-token window"):
         model.generate([{"role": "user", "content": "word " * 9000}], {"max_tokens": 8})
