@@ -113,7 +113,7 @@ class ProxyScorer:
             necessity = (0.5 if named else 0.0) + 0.6 * relevance
         new_terms = set(terms(node.content)) - set(terms(query))
         novelty = min(1.0, len(new_terms) / 8)
-        shift = _clamp(0.5 * relevance + 0.3 * novelty + prior + (0.2 if named else 0.0))
+        shift = _clamp(relevance * (0.5 + 0.3 * novelty) + prior + (0.2 if named else 0.0))
         stale = bool(node.stale)
         risk = _clamp(0.1 * self.graph.conflict_degree(node.id) + (1 - node.confidence) * 0.5
                       + (0.65 if stale else 0.0) + (0.15 if c.via == "neighbour" else 0.0))

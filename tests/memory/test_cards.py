@@ -204,6 +204,18 @@ def test_signed_weight_aggregation_matches_hand_computed_values():
     assert utility(judgment(0.0, 0.0, 0.0, 0.0), 200) == pytest.approx(-0.016)
 
 
+def test_new_words_shift_the_action_only_as_far_as_the_unit_is_relevant():
+    """Code is full of words the query lacks; unrelated code must not look decisive."""
+    code = "def render(rows):\n    widths = measure(rows)\n    return layout(rows, widths)"
+    node = Node("sym:ui.py::render", "symbol", "repo", code, 30, subject="ui.py::render")
+    scorer = ProxyScorer(ContextGraph())
+    unrelated = scorer.one("what timeout does connect use", Candidate(node, 0.0, 0.0, "repo"))
+    assert unrelated.action_shift == 0.0  # 0.3 by novelty alone before
+    related = scorer.one("how are the rows laid out", Candidate(node, 0.5, 0.0, "repo"))
+    # relevance 0.6 * 0.5; novelty 5/8: five of the code's terms are not in the query
+    assert related.action_shift == pytest.approx(0.3 * (0.5 + 0.3 * 5 / 8), abs=1e-6)
+
+
 async def test_proxy_puts_the_current_statement_about_the_subject_first(cards_env, script):
     cards = registry.create("cards", cards_env())
     await conversation(cards, script)
@@ -419,7 +431,11 @@ async def test_real_embedded_model_builds_a_graph_and_packs_cards(make_agent):
     assert records[-1]["op"] == "REMEMBER", records[-3:]
     assert [r for r in records if r["op"] in ("skipped", "error")] == []
     [exp] = agent.backend.store.load()
-    assert exp.decisions and set(exp.decisions) <= {f.content for f in facts if f.current}
+    from memory.backends._cards_experience import session_facts
+
+    # chosen among what the session left standing: its current facts and the code it wrote
+    assert exp.decisions and set(exp.decisions) <= set(session_facts(graph))
+    assert any(d in {f.content for f in facts if f.current} for d in exp.decisions)
 
 
 def test_memories_command_lists_nodes_edges_and_superseded_facts(demo_repo, tmp_path, script,
