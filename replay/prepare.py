@@ -100,8 +100,9 @@ def is_test_file(rel: str) -> bool:
 
 
 def find_tests(source: str) -> list[tuple[str, str]]:
-    """(qualname, code) of the test functions of a module: ``test*`` functions and the
-    ``test*`` methods of ``Test*`` classes."""
+    """(qualname, code) of the test functions of a module, as pytest collects them:
+    ``test*`` functions and the ``test*`` methods of ``Test*`` classes and of
+    ``unittest.TestCase`` subclasses, whatever their name (``ChunkedTests(TestCase)``)."""
     data = source.encode()
     out = []
     for child in _parser().parse(data).root_node.named_children:
@@ -112,7 +113,7 @@ def find_tests(source: str) -> list[tuple[str, str]]:
         label = name.text.decode() if name is not None else ""
         if node.type == "function_definition" and label.startswith("test"):
             out.append((label, child.text.decode()))
-        elif node.type == "class_definition" and label.startswith("Test"):
+        elif node.type == "class_definition" and (label.startswith("Test") or _unittest(node)):
             body = node.child_by_field_name("body")
             for inner in body.named_children if body is not None else []:
                 method = _definition(inner)
@@ -121,6 +122,14 @@ def find_tests(source: str) -> list[tuple[str, str]]:
                         mname is not None and mname.text.decode().startswith("test"):
                     out.append((f"{label}.{mname.text.decode()}", inner.text.decode()))
     return out
+
+
+def _unittest(node: Any) -> bool:
+    """Whether a class derives from a ``TestCase`` (``TestCase``, ``unittest.TestCase``,
+    ``IsolatedAsyncioTestCase``) by one of its written bases."""
+    bases = node.child_by_field_name("superclasses")
+    return bases is not None and any(
+        b.text.decode().rsplit(".", 1)[-1].endswith("TestCase") for b in bases.named_children)
 
 
 def _refers(code: str, qualname: str, file_text: str) -> bool:
@@ -145,9 +154,14 @@ def exercising_tests(root: Path, qualname: str, named: Iterable[str] = ()) -> di
         if not is_test_file(rel) or "/." in f"/{rel}":
             continue
         text = file.read_text("utf-8", "replace")
-        for name, code in find_tests(text):
+        tests = find_tests(text)
+        for name, code in tests:
             if _refers(code, qualname, text):
                 found.setdefault(rel, set()).add(name)
+        for named_class in [n for n in found.get(rel, ()) if "." not in n]:
+            methods = {t for t, _ in tests if t.startswith(f"{named_class}.")}
+            if methods:  # a node id naming a whole class: each of its tests
+                found[rel] = (found[rel] - {named_class}) | methods
     return found
 
 
@@ -185,8 +199,9 @@ PrepTarget = tuple[str, str] | tuple[str, str, Sequence[str]]
 
 
 def prepare_tree(root: Path, targets: Sequence[PrepTarget]) -> list[str]:
-    """Delete, in place under ``root``, each target ``(path, qualname[, test node ids])``
-    and the tests that exercise it. Returns what was removed (locations and node ids)."""
+    """Delete, in place under ``root``, each target ``(path, qualname[, test node ids])``,
+    its declarations in a ``.pyi`` stub beside it, and the tests that exercise it. Returns
+    what was removed (locations and node ids)."""
     removed: list[str] = []
     for target in targets:
         path, qualname = target[0], target[1]
@@ -195,6 +210,17 @@ def prepare_tree(root: Path, targets: Sequence[PrepTarget]) -> list[str]:
             raise PrepareError(f"target file {path!r} not found in {root}")
         file.write_text(remove_function(file.read_text("utf-8"), qualname))
         removed.append(f"{path}::{qualname}")
+        stub = file.with_suffix(".pyi")  # a type stub beside it would still give the signature
+        if file.suffix == ".py" and stub.is_file():
+            source, cut = stub.read_text("utf-8"), 0
+            while True:  # every overload
+                try:
+                    source, cut = remove_function(source, qualname), cut + 1
+                except PrepareError:
+                    break
+            if cut:
+                stub.write_text(source)
+                removed.append(f"{Path(path).with_suffix('.pyi').as_posix()}::{qualname}")
     for target in targets:
         named = target[2] if len(target) > 2 else ()  # type: ignore[misc]
         removed += remove_tests(root, exercising_tests(root, target[1], named))

@@ -1,6 +1,7 @@
 """Benchmark replay (not collected by pytest; run it by hand).
 
     .venv/bin/python -m tests.bench_replay [--outlines 16] [--backends a,b] [--long-turns 70]
+        [--dir OUTLINES --repo REPO [--min-l 50]]   (outlines of another repository)
 
 1. The bundled demo benchmark with the template mock user and the context-reading
    scripted model (tests/replay/reader.py: it can say only what its prompt holds), all
@@ -40,9 +41,10 @@ COLUMNS = (("recall ↑", "recall"), ("stale ↓", "stale"), ("compr. ↑", "com
 
 
 def run(backends: list[str], outlines: list[Outline], out: Path,
-        options: dict[str, object] | None = None) -> tuple[list[dict], float]:
+        options: dict[str, object] | None = None,
+        repo: Path = DEMO / "inventory") -> tuple[list[dict], float]:
     config = ReplayConfig(backends=backends, model="scripted/bench", out=out,
-                          repo=DEMO / "inventory", max_tokens=128,
+                          repo=repo, max_tokens=128,
                           backend_options=dict(options or {}))
     replay = Replay(config, embedder=get_embedder())
     start = time.perf_counter()
@@ -99,17 +101,24 @@ def main() -> None:
     parser.add_argument("--outlines", type=int, default=None, help="first N (default: all)")
     parser.add_argument("--backends", default=None, help="default: all registered + oracle")
     parser.add_argument("--long-turns", type=int, default=0)
+    parser.add_argument("--dir", type=Path, default=DEMO / "outlines",
+                        help="outlines built by `engram replay build` (default: the demo's)")
+    parser.add_argument("--repo", type=Path, default=DEMO / "inventory",
+                        help="the repository they were built from")
+    parser.add_argument("--min-l", type=int, default=0,
+                        help="only outlines with at least this many queries (LoCoEval's l)")
     parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
                         help="backend hyperparameters, as engram replay's")
     args = parser.parse_args()
     options = parse_options(args.backend_opt, registry.names())
     names = (args.backends.split(",") if args.backends else [*registry.names(), "oracle"])
-    outlines = load_outlines(DEMO / "outlines")[: args.outlines]
-    reader = ContextReader(outlines, DEMO / "inventory")
+    outlines = [o for o in load_outlines(args.dir)
+                if len(o.queries()) >= args.min_l][: args.outlines]
+    reader = ContextReader(outlines, args.repo)
     _register_scripted()
     SCRIPT.default, SCRIPT.count_prompt = reader, True
     with tempfile.TemporaryDirectory() as tmp:
-        pairs, wall = run(names, outlines, Path(tmp) / "demo", options)
+        pairs, wall = run(names, outlines, Path(tmp) / "demo", options, args.repo)
         summary = summarize(pairs)
         for name, row in summary["backends"].items():  # memory LLM calls per committed turn
             mine = [p for p in pairs if p["backend"] == name]
@@ -117,7 +126,7 @@ def main() -> None:
             calls = sum(int((p.get("usage") or {}).get("memory", {}).get("calls") or 0)
                         for p in mine)
             row["memory_calls"] = round(calls / turns, 2) if turns else None
-        print(f"demo benchmark: {len(outlines)} outlines x {len(names)} backends, {wall:.1f} s "
+        print(f"{args.dir.name}: {len(outlines)} outlines x {len(names)} backends, {wall:.1f} s "
               "(template user, context-reading scripted model)"
               + (f"; options {options}" if options else ""))
         print_rows("all outlines", summary["backends"], names)
@@ -133,7 +142,7 @@ def main() -> None:
         if args.long_turns:
             long = padded(outlines[0], args.long_turns)
             turns = len(long.queries())
-            _, wall = run(names, [long], Path(tmp) / "long", options)
+            _, wall = run(names, [long], Path(tmp) / "long", options, args.repo)
             print(f"{turns}-turn template replay across {len(names)} backends: {wall:.1f} s")
 
 

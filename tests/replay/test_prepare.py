@@ -12,6 +12,7 @@ from replay.prepare import (
     exercising_tests,
     extract_function,
     insert_function,
+    prepare_tree,
     prepared_copy,
     remove_function,
 )
@@ -60,6 +61,67 @@ def test_exercising_tests_are_the_named_ones_and_those_that_call_the_target(shop
                                             "test_total_with_tax"}}
     found = exercising_tests(shop_repo, "round_cents", ["tests/test_x.py::TestA::test_b[1]"])
     assert found == {"tests/test_x.py": {"TestA.test_b"}}
+
+
+UNITTEST_STYLE = """\
+import unittest
+from unittest import TestCase
+
+from lib import chunked, first
+
+
+class ChunkedTests(TestCase):
+    \"\"\"Tests for chunked.\"\"\"
+
+    def setUp(self):
+        self.data = [1, 2, 3]
+
+    def test_even(self):
+        self.assertEqual(list(chunked([1, 2], 1)), [[1], [2]])
+
+    def test_none(self):
+        self.assertEqual(list(chunked([], 1)), [])
+
+
+class Helpers(unittest.TestCase):
+    def test_uses_chunked(self):
+        self.assertTrue(chunked)
+
+    def test_first(self):
+        self.assertEqual(first([1]), 1)
+
+
+class NotATest:
+    def test_chunked_like(self):
+        return chunked
+"""
+
+
+def test_unittest_style_classes_are_tests_whatever_their_name(tmp_path):
+    """pytest collects TestCase subclasses by their base, not their name (more-itertools'
+    ``ChunkedTests``): their tests that exercise the target go, a class named in a node
+    id loses all its tests, the other tests stay."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_lib.py").write_text(UNITTEST_STYLE)
+    found = exercising_tests(tmp_path, "first", ["tests/test_lib.py::ChunkedTests"])
+    assert found == {"tests/test_lib.py": {"ChunkedTests.test_even", "ChunkedTests.test_none",
+                                           "Helpers.test_first"}}
+    found = exercising_tests(tmp_path, "chunked")
+    assert found == {"tests/test_lib.py": {"ChunkedTests.test_even", "ChunkedTests.test_none",
+                                           "Helpers.test_uses_chunked"}}
+
+
+def test_a_type_stub_beside_the_target_loses_its_declarations(tmp_path):
+    (tmp_path / "lib.py").write_text("def first(xs, default=None):\n    return xs[0]\n\n\n"
+                                     "def last(xs):\n    return xs[-1]\n")
+    (tmp_path / "lib.pyi").write_text(
+        "from typing import overload\n\n@overload\ndef first(xs: list[int]) -> int: ...\n"
+        "@overload\ndef first(xs: list[int], default: int) -> int: ...\n"
+        "def last(xs: list[int]) -> int: ...\n")
+    removed = prepare_tree(tmp_path, [("lib.py", "first")])
+    assert removed == ["lib.py::first", "lib.pyi::first"]
+    stub = (tmp_path / "lib.pyi").read_text()
+    assert "first" not in stub and "def last(xs: list[int]) -> int: ..." in stub
 
 
 def test_prepared_copy_has_no_targets_no_their_tests_and_keeps_callers(tmp_path, embedder):
