@@ -106,6 +106,8 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
         self.submissions = 0  # prompts handled so far (a driver waits on it)
         self._ab_state: tuple[list[Any], list[Any]] | None = None
         self.operation = ""  # the slow operation under way ("" when idle)
+        self.quitting = False  # Ctrl+Q while the session's summary is kept: quit at once
+        self.remembered_turns = 0  # turns the last kept session summary covered
         self._operation_worker: Worker[Any] | None = None  # what Esc cancels
         self._booted = asyncio.Event()
         self._boot_error = ""
@@ -385,7 +387,7 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
                        sections, memory_rows(backend), turn_notes(self.agent, turn))
 
     async def action_quit(self) -> None:
-        self.exit()
+        self.quit_keeping_summary()
 
     def on_unmount(self) -> None:
         if self.agent is not None and self.agent.transcript is not None:

@@ -159,6 +159,7 @@ class SlashHandlers:
                 raise
         for record in backend.drain_records():
             self.agent.record(record)
+        self.remembered_turns = len(self.agent.turns)
         if exp is None:
             self.notify("nothing to remember yet: no fact or code in this session")
         else:
@@ -225,7 +226,29 @@ class SlashHandlers:
         self.action_help()
 
     async def slash_quit(self: EngramApp, args: list[str]) -> None:
-        self.exit()
+        self.quit_keeping_summary()
+
+    def quit_keeping_summary(self: EngramApp) -> None:
+        """Quit. A backend that keeps session summaries for later sessions (cards) first
+        keeps this one's when turns were answered since the last; Esc or a second Ctrl+Q
+        quits without it. Busy with something else: quit at once."""
+        agent = self.agent
+        keeps = agent is not None and callable(getattr(agent.backend, "remember", None))
+        new = agent is not None and any(t.ok for t in agent.turns[self.remembered_turns:])
+        if self.quitting or not keeps or not new or self.operation:
+            self.exit()
+            return
+        self.quitting = True
+        self.remember_then_exit()
+
+    @work(exclusive=True, group="switch", exit_on_error=False)
+    async def remember_then_exit(self: EngramApp) -> None:
+        try:
+            with self.operation_shown("keeping this session's summary for later sessions "
+                                      "(Esc or Ctrl+Q: quit without it)"):
+                await self.engine.run(self.agent.end_session())
+        finally:
+            self.exit()
 
     # -- memory health -----------------------------------------------------------------
     def report_memory_issues(self: EngramApp) -> None:

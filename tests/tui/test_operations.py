@@ -209,6 +209,37 @@ async def test_remember_then_experience_in_a_later_session(app_factory, script):
         assert second.agent.backend.pinned
 
 
+async def test_quitting_keeps_the_session_summary_and_a_second_ctrl_q_skips_it(app_factory,
+                                                                                script):
+    first = app_factory(backend="cards")
+    async with first.run_test(size=(120, 40)) as pilot:
+        await ready(first, pilot)
+        script.push("Noted.", json.dumps({"facts": [{"text": "parse_date must return UTC.",
+                                                     "locations": []}]}))
+        await send(pilot, "parse_date must return UTC.")
+        script.push(json.dumps({"decisions": ["parse_date must return UTC."],
+                                "summary": "Settled parse_date's time zone."}))
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not first.is_running)
+    second = app_factory(backend="cards")
+    async with second.run_test(size=(120, 40)) as pilot:
+        await ready(second, pilot)
+        [exp] = second.agent.backend.experiences
+        assert "Settled parse_date's time zone." in exp.text()
+        await send(pilot, "/quit")  # nothing said in this session: quits at once
+        await until(pilot, lambda: not second.is_running)
+    third = app_factory(backend="cards")
+    async with third.run_test(size=(120, 40)) as pilot:
+        await ready(third, pilot)
+        script.push("Noted.", json.dumps({"facts": [{"text": "Dates print as ISO 8601.",
+                                                     "locations": []}]}))
+        await send(pilot, "Dates print as ISO 8601.")
+        third.quitting = True  # as after a first Ctrl+Q: the second one quits at once
+        await pilot.press("ctrl+q")
+        await until(pilot, lambda: not third.is_running)
+    assert [e.session for e in third.agent.backend.store.load()] == [first.session_id]
+
+
 async def test_remember_on_another_backend_says_it_cannot(app_factory, script):
     app = app_factory()
     async with app.run_test(size=(120, 40)) as pilot:
