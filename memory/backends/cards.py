@@ -7,8 +7,9 @@ the failures seen in the chat, joined by containment, similarity, conflict
 (revisions: the earlier unit is superseded and never shown again), precondition and
 task edges.
 
-``context`` gathers candidates (lexical overlap, vector similarity, the top
-repository functions for the query, then one-hop neighbours of the best of them),
+``context`` gathers candidates (lexical overlap, vector similarity, every current
+fact about a function the query names, the top repository functions for the query,
+then one-hop neighbours of the best of them),
 scores each by CICL's decision utility (``_cards_score``: the ``proxy`` scorer by
 default, the ``llm`` judge as an option) and packs them as audited memory cards
 under the budget (``_cards_pack``: ``post``- or ``pre``-selection compression).
@@ -46,6 +47,7 @@ from memory.backends._cards_score import (
     LLMScorer,
     ProxyScorer,
     Scorer,
+    named_in,
     utility,
 )
 from memory.backends._cards_stale import StalenessWatch
@@ -194,8 +196,8 @@ class CardsBackend:
         return len(wanted & have) / len(wanted)
 
     async def candidates(self, query: str) -> list[Candidate]:
-        """Lexical, vector and repository candidates, then one-hop neighbours; current
-        units only (no state changes)."""
+        """Lexical, vector and repository candidates, every current fact about a function
+        the query names, then one-hop neighbours; current units only (no state changes)."""
         vector = (await asyncio.to_thread(self.env.embedder.embed, [query]))[0]
         current = [n for n in self.graph.current() if n.id in self.graph.vectors]
         found: dict[str, Candidate] = {}
@@ -207,6 +209,11 @@ class CardsBackend:
             for i in [*by_vector, *by_text]:
                 node = current[int(i)]
                 found[node.id] = Candidate(node, float(sims[int(i)]), lexical[int(i)])
+        for node in current:  # every current fact about a function the query names
+            if node.id not in found and node.type == "fact" and node.subject \
+                    and named_in(node.subject, query):
+                sim = float(cosine(vector, self.graph.vectors[node.id][None, :])[0])
+                found[node.id] = Candidate(node, sim, self._lexical(query, node), "subject")
         for candidate in await self._repo_candidates(query, vector):
             found.setdefault(candidate.node.id, candidate)
         seeds = sorted(found.values(), key=lambda c: -(c.similarity + c.lexical))[:EXPAND_FROM]

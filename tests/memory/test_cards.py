@@ -229,6 +229,24 @@ async def test_proxy_puts_the_current_statement_about_the_subject_first(cards_en
     assert ranked[0].utility == pytest.approx(utility(top, ranked[0].node.tokens))
 
 
+async def test_every_current_fact_about_the_named_function_is_a_candidate(cards_env, script,
+                                                                         monkeypatch):
+    """A long conversation: search alone keeps the best few; a fact about the function the
+    query names must not be lost among them (more-itertools' `first`)."""
+    from memory.backends import cards as cards_module
+
+    monkeypatch.setattr(cards_module, "SEARCH_K", 0)  # search finds nothing,
+    monkeypatch.setattr(cards_module, "EXPAND_FROM", 0)  # nor do the symbols' neighbours
+    cards = registry.create("cards", cards_env())
+    await conversation(cards, script)
+    candidates = await cards.candidates("Write the connect function with its timeout.")
+    about = {c.node.id: c.via for c in candidates if c.node.type == "fact"}
+    assert about == {"fact:2:0": "subject"}  # the current statement about connect
+    assert "fact:0:0" not in about  # superseded: never a candidate
+    validate = await cards.candidates("Now write validate_input, please.")
+    assert "fact:1:0" in {c.node.id for c in validate}
+
+
 async def test_a_superseded_fact_never_reaches_a_card(cards_env, script):
     for packing in ("post", "pre"):
         cards = registry.create("cards", cards_env(cards_packing=packing))
