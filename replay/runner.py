@@ -30,12 +30,11 @@ from memory.transcript import TranscriptWriter
 from replay._codeif import IterativeOptions
 from replay._qarepo import RepoTextBackend
 from replay.cost import Budget, pair_cost
+from replay.drive import converse, iterate
 from replay.experience import SETTINGS, ExperienceSet
 from replay.experience_run import run_experience_tasks, run_settings
 from replay.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
-from replay.llmuser import LLMUser, ReferenceQueries
 from replay.matcher import TaskPacks
-from replay.mockuser import TemplateUser, user_label
 from replay.oracle import OracleBackend
 from replay.outline import Outline
 from replay.output import Output, PairLog
@@ -46,7 +45,7 @@ from replay.ratelimit import RateLimits
 from replay.sandbox import Limits
 from replay.sandbox import mode as sandbox_mode
 from replay.sources import Iterative, Recorded, Source
-from replay.tasks import as_dict, grade_turn, iterative_scores, outline_tasks, safe_name
+from replay.tasks import as_dict, outline_tasks, safe_name
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (pair label, done, total)
@@ -276,7 +275,8 @@ class Replay:
                 return result
             agent = self._agent(source, name, repo)
             if isinstance(source, Outline):
-                await self._converse(agent, source, repo, label, result)
+                await converse(agent, source, repo, self.config, self.embedder, result,
+                               lambda done, total: self._tick(label, done, total))
                 judge = self._judge().for_outline(source)  # knows each unit's distractors
                 packs = TaskPacks(agent)
                 scores = await outline_tasks(agent, source, judge,
@@ -303,7 +303,9 @@ class Replay:
                     await agent.ask(query)
                     self._tick(label, n + 1, len(source.queries) + 1)
             elif isinstance(source, Iterative):
-                result["iterative"] = await self._iterate(agent, source, label)
+                result["iterative"] = await iterate(
+                    agent, source, self.config.samples, self.config.iterative_limits,
+                    self.config.iterative, lambda done, total: self._tick(label, done, total))
             elif isinstance(source, QASet):
                 result["qa"] = await ask_brackets(
                     agent, source, self.config.seed,
@@ -371,56 +373,6 @@ class Replay:
         if self.config.judge_model:
             return LLMJudge(LLM(LLMConfig(model=self.config.judge_model)), self.embed_judge)
         return self.embed_judge
-
-    async def _converse(self, agent: Agent, outline: Outline, repo: RepoIndex | None,
-                        label: str, result: dict[str, Any]) -> None:
-        """The outline's queries, voiced by the template or the LLM mock user."""
-        total = len(outline.queries())
-        result["mock_user"] = user_label(self.config.mock_user, self.config.mock_user_why)
-        result["reference_queries"] = "skipped (template user)"
-        if self.config.mock_user == "llm":
-            model = self.config.user_model or self.config.model
-            refs = self.config.reference_queries
-            user = LLMUser(outline, LLM(LLMConfig(model=model)), repo, self.config.seed,
-                           ReferenceQueries.from_file(refs, self.embedder) if refs else None)
-            result["user_model"] = model
-            result["reference_queries"] = user.reference_status
-            previous = ""
-            for n in range(total):
-                turn = await agent.ask(await user.message(n, previous))
-                previous = turn.assistant
-                self._tick(label, n + 1, total + 1)
-            result["user_tokens"] = user.llm.ledger.tokens
-            result["user_usage"] = user.llm.ledger.to_dict()
-            result["user_fallbacks"] = user.fallbacks
-            result["reference_queries"] = user.reference_status
-            return
-        for n, (_, text) in enumerate(TemplateUser(outline, self.config.seed).conversation()):
-            await agent.ask(text)
-            self._tick(label, n + 1, total + 1)
-
-    async def _iterate(self, agent: Agent, task: Iterative, label: str) -> dict[str, Any]:
-        """Each instruction answered; with ``samples`` N > 1, N - 1 more answers are drawn
-        first from the same state (``commit=False``) and graded beside the committed one:
-        their verdicts per turn under ``samples`` (the committed answer's first) give
-        pass@k. IA / CA / IFR follow the committed answers, the conversation itself."""
-        graded, samples = [], []
-        for n, step in enumerate(task.steps):
-            extras = [await agent.ask(step.instruction, commit=False)
-                      for _ in range(self.config.samples - 1)]
-            turn = await agent.ask(step.instruction)
-            verdicts = []
-            for answer in [turn.assistant, *(e.assistant for e in extras)]:
-                verdicts.append(await asyncio.to_thread(grade_turn, task, n, answer,
-                                                        self.config.iterative_limits,
-                                                        self.config.iterative))
-            graded.append(verdicts[0])
-            samples.append([g.verdict for g in verdicts])
-            self._tick(label, n + 1, len(task.steps) + 1)
-        scores = iterative_scores(graded)  # per turn under "turns"; IA only where tests are
-        if self.config.samples > 1:
-            scores["samples"] = samples
-        return scores
 
     # -- the run -----------------------------------------------------------------------------
     def transcript_files(self, row: dict[str, Any]) -> list[Path]:
