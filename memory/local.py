@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -266,6 +266,36 @@ def _content(message: dict[str, Any]) -> str:
     return str(content)
 
 
+async def in_thread(produce: Callable[[threading.Event], Iterator[Any]]) -> AsyncIterator[Any]:
+    """The items of ``produce(cancel)``, made in a thread of their own and yielded here as
+    they come; an error there is raised here. The consumer giving up (cancelled, or
+    closing the iterator) sets ``cancel``: llama.cpp stops at the next token."""
+    loop, queue = asyncio.get_running_loop(), asyncio.Queue[Any]()
+    cancel, done = threading.Event(), object()
+
+    def post(item: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def pump() -> None:
+        try:
+            for item in produce(cancel):
+                post(item)
+        except BaseException as exc:  # handed to the consumer
+            post(_Failed(exc))
+        finally:
+            post(done)
+
+    threading.Thread(target=pump, name="engram-local-stream", daemon=True).start()
+    try:
+        while (item := await queue.get()) is not done:
+            if isinstance(item, _Failed):
+                raise item.error
+            yield item
+    finally:
+        cancel.set()
+
+
 _models: dict[str, LocalModel] = {}
 _models_lock = threading.Lock()
 
@@ -358,30 +388,10 @@ def _make_provider() -> Any:
             """Tokens from a thread of their own; the consumer giving up (cancelled, or
             closing the stream) stops the generation at the next token."""
             model, messages, params = await asyncio.to_thread(unpack, kwargs)
-            loop, queue = asyncio.get_running_loop(), asyncio.Queue[Any]()
-            cancel, done = threading.Event(), object()
-
-            def post(item: Any) -> None:
-                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                    loop.call_soon_threadsafe(queue.put_nowait, item)
-
-            def pump() -> None:
-                try:
-                    for item in chunks(model, messages, params, cancel):
-                        post(item)
-                except BaseException as exc:  # handed to the consumer
-                    post(_Failed(exc))
-                finally:
-                    post(done)
-
-            threading.Thread(target=pump, name="engram-local-stream", daemon=True).start()
-            try:
-                while (item := await queue.get()) is not done:
-                    if isinstance(item, _Failed):
-                        raise item.error
+            produce = in_thread(lambda cancel: chunks(model, messages, params, cancel))
+            async with contextlib.aclosing(produce) as items:  # closed with us: cancel now
+                async for item in items:
                     yield item
-            finally:
-                cancel.set()
 
     return LocalProvider()
 

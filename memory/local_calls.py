@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
-from memory.local import LocalModel, _Failed, load_local_model
+from memory.local import LocalModel, in_thread, load_local_model
 
 PARAMS = ("max_tokens", "temperature", "response_format", "seed")
 
@@ -64,31 +64,11 @@ async def acompletion(*, model: str, messages: list[dict[str, Any]], stream: boo
 async def _chunks(local: LocalModel, messages: list[dict[str, Any]],
                   params: dict[str, Any]) -> AsyncIterator[Any]:
     """The pieces of one generation, from a thread of its own."""
-    loop, queue = asyncio.get_running_loop(), asyncio.Queue[Any]()
-    cancel, done = threading.Event(), object()
-
-    def post(item: Any) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-
-    def pump() -> None:
-        try:
-            for item in local.stream(messages, params, cancel):
-                post(item)
-        except BaseException as exc:  # handed to the consumer
-            post(_Failed(exc))
-        finally:
-            post(done)
-
-    threading.Thread(target=pump, name="engram-local-stream", daemon=True).start()
-    try:
-        while (item := await queue.get()) is not done:
-            if isinstance(item, _Failed):
-                raise item.error
+    produce = in_thread(lambda cancel: local.stream(messages, params, cancel))
+    async with contextlib.aclosing(produce) as items:  # closed with us: cancel at once
+        async for item in items:
             if isinstance(item, tuple):  # (prompt tokens, completion tokens): the end
                 yield SimpleNamespace(choices=[], usage=_usage(*item))
             else:
                 delta = SimpleNamespace(content=item)
                 yield SimpleNamespace(choices=[SimpleNamespace(delta=delta)], usage=None)
-    finally:
-        cancel.set()
