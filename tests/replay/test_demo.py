@@ -3,29 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
-from typing import Any
 
 from replay.cli import DEMO, main
 from replay.outline import load_outlines
-from replay.prepare import find_function
+from tests.replay.workers import demo_reply
 
 OUTLINES = load_outlines(DEMO / "outlines")[:2]
-
-
-def original(namespace_path: str, qualname: str) -> str:
-    source = (DEMO / "inventory" / namespace_path).read_text()
-    span = find_function(source, qualname)
-    return "\n".join(source.splitlines()[span.start:span.end + 1])
-
-
-def demo_reply(messages: list[dict[str, Any]]) -> str:
-    """The scripted model: the original function for generation tasks, else a short reply."""
-    last = messages[-1]["content"]
-    match = re.match(r"Write the complete function `([\w.]+)` for `([\w/.]+)`", last)
-    if match:
-        return f"```python\n{original(match.group(2), match.group(1))}\n```"
-    return "Noted."
 
 
 def test_demo_with_the_scripted_model_on_two_outlines(tmp_path, script):
