@@ -185,15 +185,21 @@ async def test_compact_on_another_backend_says_it_cannot(app_factory, script):
         assert any("the full backend cannot compact" in n.message for n in app._notifications)
 
 
+async def say_fact(pilot, script, fact: str, summary: str = "") -> None:
+    """The developer states ``fact``: the scripted model answers and extracts it, and with
+    ``summary`` the session's summary (choosing the fact) is queued for later."""
+    script.push("Noted.", json.dumps({"facts": [{"text": fact, "locations": []}]}))
+    await send(pilot, fact)
+    if summary:
+        script.push(json.dumps({"decisions": [fact], "summary": summary}))
+
+
 async def test_remember_then_experience_in_a_later_session(app_factory, script):
     first = app_factory(backend="cards")
     async with first.run_test(size=(120, 40)) as pilot:
         await ready(first, pilot)
-        script.push("Noted.", json.dumps({"facts": [{"text": "parse_date must return UTC.",
-                                                     "locations": []}]}))
-        await send(pilot, "parse_date must return UTC.")
-        script.push(json.dumps({"decisions": ["parse_date must return UTC."],
-                                "summary": "Settled parse_date's time zone."}))
+        await say_fact(pilot, script, "parse_date must return UTC.",
+                       summary="Settled parse_date's time zone.")
         await send(pilot, "/remember")
         await until(pilot, lambda: not first.operation)
         assert any("Settled parse_date's time zone." in n.message
@@ -214,11 +220,8 @@ async def test_quitting_keeps_the_session_summary_and_a_second_ctrl_q_skips_it(a
     first = app_factory(backend="cards")
     async with first.run_test(size=(120, 40)) as pilot:
         await ready(first, pilot)
-        script.push("Noted.", json.dumps({"facts": [{"text": "parse_date must return UTC.",
-                                                     "locations": []}]}))
-        await send(pilot, "parse_date must return UTC.")
-        script.push(json.dumps({"decisions": ["parse_date must return UTC."],
-                                "summary": "Settled parse_date's time zone."}))
+        await say_fact(pilot, script, "parse_date must return UTC.",
+                       summary="Settled parse_date's time zone.")
         await pilot.press("ctrl+q")
         await until(pilot, lambda: not first.is_running)
     second = app_factory(backend="cards")
@@ -231,9 +234,7 @@ async def test_quitting_keeps_the_session_summary_and_a_second_ctrl_q_skips_it(a
     third = app_factory(backend="cards")
     async with third.run_test(size=(120, 40)) as pilot:
         await ready(third, pilot)
-        script.push("Noted.", json.dumps({"facts": [{"text": "Dates print as ISO 8601.",
-                                                     "locations": []}]}))
-        await send(pilot, "Dates print as ISO 8601.")
+        await say_fact(pilot, script, "Dates print as ISO 8601.")
         third.quitting = True  # as after a first Ctrl+Q: the second one quits at once
         await pilot.press("ctrl+q")
         await until(pilot, lambda: not third.is_running)
