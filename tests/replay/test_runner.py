@@ -352,32 +352,40 @@ def test_one_outline_end_to_end_through_the_embedded_model(tmp_path, outline_fil
 DEMO_BACKENDS = ["full", "empty", "rag", "oracle"]
 
 
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
-    """All demo outlines x full, empty, rag, oracle; the model reads only its context."""
+def run_with_reader(outlines, backends, out, options=None):
+    """``outlines`` x ``backends`` on the demo repository, answered by the context-reading
+    scripted model: the pairs, and that model."""
     import asyncio
 
     from memory.embed import get_embedder
     from replay.cli import DEMO
-    from replay.outline import load_outlines
-    from replay.report import summarize
     from tests.conftest import SCRIPT, _register_scripted
     from tests.replay.reader import ContextReader
 
     _register_scripted()
-    outlines = load_outlines(DEMO / "outlines")
     reader = ContextReader(outlines, DEMO / "inventory")
     SCRIPT.queue.clear()
     SCRIPT.default, SCRIPT.count_prompt = reader, True
-    out = tmp_path_factory.mktemp("demo-reader")
-    replay = Replay(ReplayConfig(backends=DEMO_BACKENDS, model="scripted/reader", out=out,
-                                 repo=DEMO / "inventory", max_tokens=128),
+    replay = Replay(ReplayConfig(backends=backends, model="scripted/reader", out=out,
+                                 repo=DEMO / "inventory", max_tokens=128,
+                                 backend_options=dict(options or {})),
                     embedder=get_embedder())
     try:
-        pairs = asyncio.run(replay.run(outlines))
+        return asyncio.run(replay.run(outlines)), reader
     finally:
         replay.close()
         SCRIPT.default, SCRIPT.count_prompt = "scripted answer", False
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """All demo outlines x full, empty, rag, oracle; the model reads only its context."""
+    from replay.cli import DEMO
+    from replay.outline import load_outlines
+    from replay.report import summarize
+
+    outlines = load_outlines(DEMO / "outlines")
+    pairs, reader = run_with_reader(outlines, DEMO_BACKENDS, tmp_path_factory.mktemp("demo-reader"))
     return summarize(pairs), pairs, reader
 
 
@@ -469,28 +477,12 @@ def test_structured_retries_and_skips_reach_pairs_results_and_report(tmp_path, s
 def test_cards_on_demo_outlines_reports_its_scorer_and_leads_rag(tmp_path, capsys):
     """Two demo outlines, the context-reading model: cards reaches more true items than
     rag with fewer stale ones, and the results and the report say which scorer ran."""
-    import asyncio
-
-    from memory.embed import get_embedder
     from replay.cli import DEMO
     from replay.outline import load_outlines
     from replay.report import summarize, table
-    from tests.conftest import SCRIPT, _register_scripted
-    from tests.replay.reader import ContextReader
 
-    _register_scripted()
-    outlines = load_outlines(DEMO / "outlines")[1:3]
-    SCRIPT.queue.clear()
-    SCRIPT.default, SCRIPT.count_prompt = ContextReader(outlines, DEMO / "inventory"), True
-    replay = Replay(ReplayConfig(backends=["rag", "cards"], model="scripted/reader",
-                                 out=tmp_path / "run", repo=DEMO / "inventory", max_tokens=128,
-                                 backend_options={"cards_packing": "pre"}),
-                    embedder=get_embedder())
-    try:
-        pairs = asyncio.run(replay.run(outlines))
-    finally:
-        replay.close()
-        SCRIPT.default, SCRIPT.count_prompt = "scripted answer", False
+    pairs, _ = run_with_reader(load_outlines(DEMO / "outlines")[1:3], ["rag", "cards"],
+                               tmp_path / "run", {"cards_packing": "pre"})
     summary = summarize(pairs)
     rows = summary["backends"]
     assert rows["cards"]["recall"] > rows["rag"]["recall"]
