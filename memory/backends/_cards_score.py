@@ -77,12 +77,18 @@ def _clamp(x: float) -> float:
     return max(0.0, min(1.0, float(x)))
 
 
-def named_in(subject: str, query: str) -> bool:
-    """Whether the query names the subject (its last component, as a word)."""
+def query_words(query: str) -> set[str]:
+    """The names and words of a query that a subject's key is looked up in."""
+    return {subject_key(t) for t in terms(query)} | {w.lower() for w in query.split()}
+
+
+def named_in(subject: str, query: str, words: set[str] | None = None) -> bool:
+    """Whether the query names the subject (its last component, as a word); ``words``:
+    the query's ``query_words``, when the caller tests many subjects against it."""
     key = subject_key(subject)
     if not key:
         return False
-    words = {subject_key(t) for t in terms(query)} | {w.lower() for w in query.split()}
+    words = query_words(query) if words is None else words
     return key in words or f"`{key}`" in query.lower()
 
 

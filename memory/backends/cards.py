@@ -48,6 +48,7 @@ from memory.backends._cards_score import (
     ProxyScorer,
     Scorer,
     named_in,
+    query_words,
     utility,
 )
 from memory.backends._cards_stale import StalenessWatch
@@ -209,9 +210,10 @@ class CardsBackend:
             for i in [*by_vector, *by_text]:
                 node = current[int(i)]
                 found[node.id] = Candidate(node, float(sims[int(i)]), lexical[int(i)])
+        words = query_words(query)
         for node in current:  # every current fact about a function the query names
             if node.id not in found and node.type == "fact" and node.subject \
-                    and named_in(node.subject, query):
+                    and named_in(node.subject, query, words):
                 sim = float(cosine(vector, self.graph.vectors[node.id][None, :])[0])
                 found[node.id] = Candidate(node, sim, self._lexical(query, node), "subject")
         for candidate in await self._repo_candidates(query, vector):
