@@ -134,6 +134,16 @@ class RawFact:
     text: str
     locations: list[str]
     confidence: float
+    said: str = ""  # the whole sentence group it came from, when questions were cut off
+
+
+_AFTER_QUESTION = re.compile(r"(?<=\?)\s+")
+
+
+def without_questions(text: str) -> str:
+    """``text`` without its question sentences ("How is `a.py` organised? A short overview
+    is enough." -> "A short overview is enough."); "" when it only asks."""
+    return " ".join(p for p in _AFTER_QUESTION.split(text.strip()) if p and not asks(p))
 
 
 @dataclass
@@ -217,15 +227,17 @@ class GraphBuilder:
         seen: set[str] = set()
         for item in items:
             text = item.get("text", "") if isinstance(item, dict) else item
-            text = str(text).strip()
+            said = str(text).strip()
+            text = without_questions(said)  # a question is not a fact
             key = " ".join(text.lower().split()).rstrip(".")
-            if not text or key in seen or asks(text):  # a question is not a fact
+            if not text or key in seen:
                 continue
             seen.add(key)
             raw = item.get("locations", []) if isinstance(item, dict) else []
             locations = [str(x).strip().strip("`") for x in raw if str(x).strip()] \
                 if isinstance(raw, list) else []
-            facts.append(RawFact(text, locations, EXTRACTED_CONFIDENCE))
+            facts.append(RawFact(text, locations, EXTRACTED_CONFIDENCE,
+                                 said if said != text else ""))
         return facts
 
     def subject_of(self, text: str, locations: list[str]) -> tuple[str, list[str]]:
@@ -269,6 +281,8 @@ class GraphBuilder:
         nodes: list[Node] = []
         for n, fact in enumerate(raw):
             subject, where = self.subject_of(fact.text, fact.locations)
+            if not subject and fact.said:  # "What about `f`? It must ..." is about f
+                subject, where = self.subject_of(fact.said, fact.locations)
             nodes.append(Node(f"fact:{turn.index}:{n}", "fact", f"turn:{turn.index}",
                               fact.text, self.env.count(fact.text), fact.confidence,
                               subject, where, turn.index, origin))

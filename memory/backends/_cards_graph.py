@@ -12,8 +12,10 @@ never current), ``precondition`` (a fact that names another subject -> the curre
 facts about that subject), ``task`` (units that came from the same turn).
 
 Revision is decided without a model: the same subject, and either a revision cue in
-the newer fact ("actually", "instead", "scratch that", ...) or near-identical
-meaning (cosine >= ``REVISE``). A fact without a subject is compared by meaning alone.
+the newer fact ("actually", "instead", "scratch that", ...), near-identical meaning
+(cosine >= ``REVISE``), the same slot, or an earlier statement that said it was
+provisional ("for now", "for a first version"). A fact without a subject is compared by
+meaning alone.
 """
 
 from __future__ import annotations
@@ -41,6 +43,27 @@ _CUES = re.compile(
     r"rather than|change of plan|on second thought|correction|revis\w*|replace[sd]? the|"
     r"the opposite holds|from now on|we changed|changed my mind|(?:now |is )?outdated|"
     r"obsolete|not:)", re.I)
+
+
+# A statement that says it holds only for a while ("for now", "for a first version"): the
+# next statement of the same predicate about its subject replaces it, cue or not.
+_PROVISIONAL = re.compile(
+    r"\b(for now|for the moment|for a first version|as a first step|to start with|"
+    r"temporar(?:y|ily)|as a placeholder|(?:comes?|come|added|do(?:ne)?|fill(?:ed)? in) later)\b",
+    re.I)
+_PREDICATE = re.compile(r"`[^`\n]+`[\s,]*([A-Za-z]+)")
+PROVISIONAL = 0.4  # cosine from which a later statement replaces a provisional one
+
+
+def provisional(text: str) -> bool:
+    """Whether a statement says it holds only until something better is decided."""
+    return bool(_PROVISIONAL.search(text)) and not revision_cue(text)
+
+
+def predicate(text: str) -> str:
+    """The verb after a statement's first code span ("`f` should ..." -> "should")."""
+    match = _PREDICATE.search(text)
+    return match.group(1).lower() if match else ""
 
 
 def revision_cue(text: str) -> bool:
@@ -191,12 +214,15 @@ class ContextGraph:
           with a revision cue, also the one statement its claim (``claim_vector``) is
           closest to, from ``REVISE_CUED``;
         - a statement that says again what an earlier cued one retracted revises the
-          retraction (its claim at ``REVISE`` or closer)."""
+          retraction (its claim at ``REVISE_AGAIN`` or closer);
+        - a statement of the same predicate as an earlier ``provisional`` one ("`f`
+          should, for now, return None") replaces the closest such (``PROVISIONAL``)."""
         found: list[tuple[Node, float]] = []
         cued = revision_cue(node.content)
         key = subject_key(node.subject)
         mine = slot(node.content)
-        best: tuple[Node, float] | None = None
+        best: tuple[Node, float] | None = None  # what a cued statement retracts
+        draft: tuple[Node, float] | None = None  # the provisional statement it replaces
         for other in self.of_type(node.type):
             if other.id == node.id or not other.current or other.id not in self.vectors:
                 continue
@@ -224,8 +250,12 @@ class ContextGraph:
                 again = float(cosine(vector, retracted[None, :])[0])
                 if again >= REVISE_AGAIN:
                     found.append((other, again))
-        if best is not None:
-            found.append(best)
+            if node.type == "fact" and not cued and sim >= PROVISIONAL \
+                    and provisional(other.content) and not _ADDITIVE.search(frame(node.content)) \
+                    and predicate(node.content) == predicate(other.content) != "" \
+                    and (draft is None or sim > draft[1]):
+                draft = (other, sim)
+        found += [pair for pair in (best, draft) if pair is not None]
         return found
 
     def similar_to(self, node: Node, vector: np.ndarray,

@@ -35,6 +35,10 @@ W_SHIFT, W_NECESSITY, W_UPLIFT, W_RISK, W_COST = 0.34, 0.26, 0.28, 0.22, 0.08
 COST_TOKENS = 1000  # tokens at which the token part of the cost reaches 1
 COST_RISK = 0.2  # share of the negative-transfer risk counted as cost
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)  # what a constrained judge may answer
+REPO_TYPES = ("symbol", "file")
+# Repository code that neither the query nor a fact about what it names points at is
+# background: it may inform the answer, it rarely changes the next action.
+BACKGROUND = 0.25
 TYPE_PRIOR = {"fact": 0.15, "failure": 0.15, "summary": 0.1, "code": 0.1,
               "symbol": 0.0, "file": 0.0}
 
@@ -106,20 +110,30 @@ class ProxyScorer:
     def __init__(self, graph: ContextGraph) -> None:
         self.graph = graph
 
-    def one(self, query: str, c: Candidate) -> Judgment:
+    def one(self, query: str, c: Candidate, words: set[str] | None = None,
+            focused: bool = False) -> Judgment:
+        """``focused``: the query names a subject of the graph, so a unit about another
+        one, that no fact about the named subject points at, is background."""
         node = c.node
+        words = query_words(query) if words is None else words
         relevance = _clamp(0.6 * max(c.similarity, 0.0) + 0.4 * c.lexical)
-        named = named_in(node.subject, query) if node.subject else False
-        prior = TYPE_PRIOR.get(node.type, 0.0)
+        named = named_in(node.subject, query, words) if node.subject else False
+        linked = not named and self.linked(node, query, words)
+        background = not (named or linked) and (node.type in REPO_TYPES or (
+            focused and node.type in ("fact", "code", "failure")))
+        prior = 0.0 if background else TYPE_PRIOR.get(node.type, 0.0)
         if node.type == "fact":  # the current statement about the queried subject
-            necessity = 1.0 if named else relevance + prior
+            necessity = 1.0 if named else relevance + prior + (0.5 if linked else 0.0)
         elif node.type in ("code", "failure"):
-            necessity = (0.8 if named else 0.0) + 0.5 * relevance
+            necessity = (0.8 if named else 0.4 if linked else 0.0) + 0.5 * relevance
         else:
-            necessity = (0.5 if named else 0.0) + 0.6 * relevance
+            necessity = (0.5 if named else 0.4 if linked else 0.0) + 0.6 * relevance
         new_terms = set(terms(node.content)) - set(terms(query))
         novelty = min(1.0, len(new_terms) / 8)
-        shift = _clamp(relevance * (0.5 + 0.3 * novelty) + prior + (0.2 if named else 0.0))
+        shift = relevance * (0.5 + 0.3 * novelty)
+        if background:
+            shift, necessity = BACKGROUND * shift, BACKGROUND * necessity
+        shift = _clamp(shift + prior + (0.2 if named else 0.0))
         stale = bool(node.stale)
         risk = _clamp(0.1 * self.graph.conflict_degree(node.id) + (1 - node.confidence) * 0.5
                       + (0.65 if stale else 0.0) + (0.15 if c.via == "neighbour" else 0.0))
@@ -136,8 +150,22 @@ class ProxyScorer:
                     f" (similarity {c.similarity:.2f}, {c.via})"),
             confidence=round(0.72 if max(shift, uplift, risk) >= 0.55 else 0.58, 2))
 
+    def linked(self, node: Node, query: str, words: set[str]) -> bool:
+        """Whether a current fact about a subject the query names points at ``node``: the
+        code of a dependency the developer asked for, the file a function belongs in, a
+        fact about a function it must reuse."""
+        for edge in self.graph.edges_of(node.id, ("contains", "precondition")):
+            fact = self.graph.nodes.get(edge.src)
+            if edge.dst == node.id and fact is not None and fact.type == "fact" \
+                    and fact.current and fact.subject and named_in(fact.subject, query, words):
+                return True
+        return False
+
     async def judge(self, query: str, candidates: list[Candidate]) -> list[Judgment]:
-        return [self.one(query, c) for c in candidates]
+        words = query_words(query)
+        focused = any(named_in(c.node.subject, query, words) for c in candidates
+                      if c.node.subject)
+        return [self.one(query, c, words, focused) for c in candidates]
 
 
 def _with_action(node: Node, where: str) -> str:
@@ -196,7 +224,7 @@ class LLMScorer:
         self.fallbacks = 0  # judgments that did not parse and fell back to the proxy
 
     async def judge(self, query: str, candidates: list[Candidate]) -> list[Judgment]:
-        proxy = [self.proxy.one(query, c) for c in candidates]
+        proxy = await self.proxy.judge(query, candidates)
         order = sorted(range(len(candidates)),
                        key=lambda i: -utility(proxy[i], candidates[i].node.tokens))
         schema = judge_schema(self.llm.constrained())

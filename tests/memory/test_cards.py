@@ -9,6 +9,7 @@ from memory.backends._cards_build import failures
 from memory.backends._cards_graph import ContextGraph, Node
 from memory.backends._cards_pack import ACTION_VERBS, Unit, audit, compile_card, pack
 from memory.backends._cards_score import (
+    BACKGROUND,
     Candidate,
     Judgment,
     LLMScorer,
@@ -120,6 +121,32 @@ async def test_a_retraction_is_revised_when_the_claim_is_said_again(cards_env, s
     assert cards.graph.nodes["fact:1:0"].superseded_by == "fact:3:0"
 
 
+async def test_a_provisional_statement_is_replaced_by_the_next_of_its_predicate(cards_env,
+                                                                                script):
+    """"For a first version" says a statement holds only for a while: the next statement
+    of the same predicate about the function replaces it; other predicates, another
+    function and a dependency (several at once) do not."""
+    cards = registry.create("cards", cards_env())
+    said = ["`connect` should, for a first version, only check its input and return None.",
+            "`connect` takes (url, timeout).",
+            "`connect` should reuse `Form` from `app/forms.py`.",
+            "`validate_input` should reject empty strings.",
+            "`connect` should open a socket to the url and return it, or raise after the "
+            "timeout."]
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:4:0"
+
+
+async def test_questions_in_a_fact_are_cut_off_and_lend_it_their_subject(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    said = "How is `connect` organised? A short overview is enough."
+    script.push(facts((said,), ("Where does it live?",)))
+    await cards.observe(Turn(0, said, "Noted."))
+    (fact,) = [n for n in cards.graph.current() if n.type == "fact"]
+    assert fact.content == "A short overview is enough."
+    assert fact.subject == "app/db.py::connect"
+
+
 async def test_locations_resolve_and_code_blocks_become_nodes(cards_env, script):
     cards = registry.create("cards", cards_env())
     await conversation(cards, script)
@@ -212,8 +239,38 @@ def test_new_words_shift_the_action_only_as_far_as_the_unit_is_relevant():
     unrelated = scorer.one("what timeout does connect use", Candidate(node, 0.0, 0.0, "repo"))
     assert unrelated.action_shift == 0.0  # 0.3 by novelty alone before
     related = scorer.one("how are the rows laid out", Candidate(node, 0.5, 0.0, "repo"))
-    # relevance 0.6 * 0.5; novelty 5/8: five of the code's terms are not in the query
-    assert related.action_shift == pytest.approx(0.3 * (0.5 + 0.3 * 5 / 8), abs=1e-6)
+    # relevance 0.6 * 0.5; novelty 5/8: five of the code's terms are not in the query;
+    # nothing points at this code: background, a quarter of it
+    assert related.action_shift == pytest.approx(BACKGROUND * 0.3 * (0.5 + 0.3 * 5 / 8),
+                                                 abs=1e-6)
+
+
+def test_code_a_fact_about_the_named_function_points_at_is_not_background():
+    """The code of a dependency the developer asked for matters when the query names the
+    function that needs it; the same code is background for another query, and so is a
+    fact about another function when the query names one."""
+    graph = ContextGraph()
+    code = Node("sym:db.py::connect", "symbol", "repo", "def connect(url):\n    ...", 20,
+                subject="db.py::connect")
+    fact = Node("fact:1:0", "fact", "turn:1", "`save` should reuse `connect`.", 10,
+                subject="save", turn=1)
+    other = Node("fact:2:0", "fact", "turn:2", "`load` must cache its result.", 10,
+                 subject="load", turn=2)
+    for node in (code, fact, other):
+        graph.add(node)
+    graph.link(fact.id, code.id, "contains")
+    scorer = ProxyScorer(graph)
+    pointed = scorer.one("write save", Candidate(code, 0.5, 0.0, "repo"), focused=True)
+    alone = scorer.one("write render", Candidate(code, 0.5, 0.0, "repo"), focused=True)
+    assert pointed.necessity == pytest.approx(0.4 + 0.6 * 0.3)
+    assert pointed.action_shift == pytest.approx(0.3 * (0.5 + 0.3 * 3 / 8))  # 3 new terms
+    assert alone.necessity == pytest.approx(BACKGROUND * 0.6 * 0.3)
+    assert utility(pointed, 20) > 0.06 > utility(alone, 20)  # CICL's floor after the first
+    # a fact about another function: background when the query names one, not otherwise
+    focused = scorer.one("write save", Candidate(other, 0.5, 0.0), focused=True)
+    open_query = scorer.one("what did we settle", Candidate(other, 0.5, 0.0))
+    assert focused.necessity == pytest.approx(BACKGROUND * 0.3)
+    assert open_query.necessity == pytest.approx(0.3 + 0.15)
 
 
 async def test_proxy_puts_the_current_statement_about_the_subject_first(cards_env, script):
@@ -381,7 +438,8 @@ async def test_llm_scorer_uses_the_judges_fields_and_falls_back_to_the_proxy(car
     assert got[0].scorer == "llm" and got[0].with_context_action == "update connect to 10 s"
     assert utility(got[0], 200) == pytest.approx(0.565)
     assert got[1].scorer == "proxy" and cards.scorer.fallbacks == 1
-    assert got[1] == ProxyScorer(cards.graph).one("connect timeout", Candidate(other, 0.1, 0.0))
+    both = [Candidate(node, 0.8, 1.0), Candidate(other, 0.1, 0.0)]
+    assert got[1] == (await ProxyScorer(cards.graph).judge("connect timeout", both))[1]
 
 
 async def test_a_failed_extraction_keeps_the_developers_sentences(cards_env, script):
