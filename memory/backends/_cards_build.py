@@ -3,13 +3,15 @@
 One structured call extracts the developer's facts with their repository locations
 (under constrained decoding the facts are chosen among the developer's own sentences
 and the locations among the names of the exchange that resolve in the repository,
-as mem0r does). Everything else is deterministic: locations resolve through the
-RepoIndex, a fact's subject is the first code-like name it mentions (else a location
-the extractor gave, else a plain word naming a repository function), code blocks come
-from the answer (first definition = the function), failures are the tracebacks and
-test output in either side of the exchange. A message of plain questions costs no
-call. When the extraction call fails, the developer's statements are kept as facts
-with a lower confidence (counted).
+as mem0r does). A developer's line longer than a fact may be (300 characters: a pasted
+requirement, a docstring with examples) that the extractor took nothing from is kept
+whole, rather than lost to the schema's bound. Everything else is deterministic:
+locations resolve through the RepoIndex, a fact's subject is the first code-like name
+it mentions (else a location the extractor gave, else a plain word naming a repository
+function), code blocks come from the answer (first definition = the function),
+failures are the tracebacks and test output in either side of the exchange. A message
+of plain questions costs no call. When the extraction call fails, the developer's
+statements are kept as facts with a lower confidence (counted).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 from memory.backends._cards_graph import (
     ContextGraph,
     Node,
+    body,
     claim,
     revision_cue,
     subject_key,
@@ -43,6 +46,9 @@ if TYPE_CHECKING:
 EXTRACTED_CONFIDENCE = 0.9  # a fact the extractor chose
 FALLBACK_CONFIDENCE = 0.6  # a developer sentence kept because the extractor failed
 CLIP_CHARS = 2000
+FACT_CHARS = 300  # the longest fact the extraction schema lets a model write
+_FENCED = re.compile(r"```.*?(?:```|$)", re.S)
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 FACT_PROMPT = """You keep the decision memory of a coding assistant working in a git repository.
 From one exchange between the developer and the assistant, list what a later turn has to
@@ -146,6 +152,27 @@ def without_questions(text: str) -> str:
     return " ".join(p for p in _AFTER_QUESTION.split(text.strip()) if p and not asks(p))
 
 
+def long_statements(text: str) -> list[str]:
+    """The developer's lines longer than one extracted fact may be (a pasted requirement,
+    a docstring with its examples), outside code blocks, questions cut off."""
+    found: list[str] = []
+    for line in _FENCED.sub("\n", text).splitlines():
+        line = without_questions(_ITEM.sub("", line).strip())
+        if len(line) > FACT_CHARS:
+            found.append(line)
+    return list(dict.fromkeys(found))
+
+
+def _beside(long: list[RawFact], facts: list[RawFact]) -> list[RawFact]:
+    """``facts``, then each long statement none of them was taken from: what the
+    extractor could not carry in one fact is kept rather than lost."""
+    def flat(text: str) -> str:
+        return " ".join(text.lower().split()).rstrip(".")
+
+    taken = [flat(f.text) for f in facts]
+    return facts + [w for w in long if not any(t and t in flat(w.text) for t in taken)]
+
+
 @dataclass
 class TurnReport:
     """What one turn added to the graph."""
@@ -201,11 +228,14 @@ class GraphBuilder:
 
     # -- facts --------------------------------------------------------------------------
     async def extract(self, turn: Turn) -> tuple[list[RawFact], str]:
-        """The turn's facts, and why the extractor's answer was not used ('' when it was)."""
+        """The turn's facts, and why the extractor's answer was not used ('' when it was).
+        A statement too long for one extracted fact, that the extractor took nothing
+        from, is kept whole."""
         llm = self.env.llm
         texts = [t for t in statements(turn.user) if not asks(t)]
         if not texts:
             return [], ""  # only questions: nothing of the developer's to keep, no call
+        long = [RawFact(t, [], EXTRACTED_CONFIDENCE) for t in long_statements(turn.user)]
         if llm.constrained():
             schema = extract_schema_r(self.candidates(turn), texts)
         else:
@@ -213,9 +243,9 @@ class GraphBuilder:
         try:
             data = await llm.ask_json(FACT_PROMPT, f"{exchange(turn, CLIP_CHARS)}\nAnswer:",
                                       schema, name="facts", max_tokens=400)
-            return self._parse(data), ""
+            return _beside(long, self._parse(data)), ""
         except (MalformedJSON, LLMError) as exc:
-            kept = [RawFact(s, [], FALLBACK_CONFIDENCE) for s in texts]
+            kept = _beside(long, [RawFact(s, [], FALLBACK_CONFIDENCE) for s in texts])
             return kept, f"fact extraction failed for turn {turn.index} ({exc}); " \
                          f"kept {len(kept)} developer sentences"
 
@@ -307,14 +337,20 @@ class GraphBuilder:
             return report
         cued = [n for n in nodes if n.type == "fact" and revision_cue(n.content)]
         quoted = [n for n in cued if claim(n.content) != n.content]
+        led = [n for n in nodes if n.type == "fact" and n not in cued
+               and body(n.content) != n.content]
         vectors = await asyncio.to_thread(self.env.embedder.embed,
                                           [n.content for n in nodes]
-                                          + [claim(n.content) for n in quoted])
+                                          + [claim(n.content) for n in quoted]
+                                          + [body(n.content) for n in led])
         own = dict(zip((n.id for n in nodes), vectors[:len(nodes)], strict=True))
         claims = {n.id: own[n.id] for n in cued}
-        claims.update(zip((n.id for n in quoted), vectors[len(nodes):], strict=True))
+        claims.update(zip((n.id for n in quoted),
+                          vectors[len(nodes):len(nodes) + len(quoted)], strict=True))
+        bodies = dict(zip((n.id for n in led), vectors[len(nodes) + len(quoted):],
+                          strict=True))
         for node in nodes:
-            self._place(node, own[node.id], report, claims.get(node.id))
+            self._place(node, own[node.id], report, claims.get(node.id), bodies.get(node.id))
         for a in nodes:  # the units of one turn belong to one task
             for b in nodes:
                 if a.id < b.id:
@@ -322,9 +358,9 @@ class GraphBuilder:
         return report
 
     def _place(self, node: Node, vector: Any, report: TurnReport,
-               claim_vector: Any = None) -> None:
+               claim_vector: Any = None, body_vector: Any = None) -> None:
         graph = self.graph
-        revised = graph.revisions(node, vector, claim_vector)
+        revised = graph.revisions(node, vector, claim_vector, body_vector)
         if claim_vector is not None:
             graph.claims[node.id] = np.asarray(claim_vector, dtype=np.float32)
         similar = graph.similar_to(node, vector)

@@ -114,6 +114,26 @@ def claim(text: str) -> str:
     return bare or text  # "Actually, X instead." -> "X"
 
 
+_LED = re.compile(r"^[^:`\n]{0,24}`[^`\n]+`[^:`\n]{0,24}:\s+(?=\S)")
+
+
+def body(text: str) -> str:
+    """A statement without its lead naming the subject ("For `f`: X" -> "X", "`f`
+    should: X" -> "X"), to compare with what a retraction quoted."""
+    match = _LED.match(text.strip())
+    return text.strip()[match.end():] if match else text
+
+
+def quotes(text: str) -> bool:
+    """Whether a cued statement quotes what it retracts after a colon ("Not: X", "forget
+    this rule: X"): then only a statement saying nearly X is what it retracts."""
+    cues = list(_CUES.finditer(text))
+    if not cues:
+        return False
+    rest = text[cues[-1].end():]
+    return cues[-1].group(0).endswith(":") or bool(rest.partition(": ")[2].strip())
+
+
 def slot(text: str) -> str:
     """The slot a statement sets: its frame, plus the first value after the subject for
     predicates that hold several values (``needs `re``` and ``needs `json``` differ)."""
@@ -205,20 +225,24 @@ class ContextGraph:
         return edge
 
     def revisions(self, node: Node, vector: np.ndarray,
-                  claim_vector: np.ndarray | None = None) -> list[tuple[Node, float]]:
+                  claim_vector: np.ndarray | None = None,
+                  body_vector: np.ndarray | None = None) -> list[tuple[Node, float]]:
         """The current nodes of ``node``'s type, about its subject, that ``node`` revises,
         with their similarity:
         - code: the earlier version of the same function;
         - statements whose predicates take values (``closed``): the same slot set again;
         - other statements: a near repeat (cosine >= ``REVISE``), or the same slot;
           with a revision cue, also the one statement its claim (``claim_vector``) is
-          closest to, from ``REVISE_CUED``;
+          closest to, from ``REVISE_CUED`` (``REVISE_AGAIN`` when the claim is quoted:
+          "Not: X" retracts X, not a statement that merely shares X's words);
         - a statement that says again what an earlier cued one retracted revises the
-          retraction (its claim at ``REVISE_AGAIN`` or closer);
+          retraction (it, or its ``body_vector``, at ``REVISE_AGAIN`` or closer to the
+          retracted claim);
         - a statement of the same predicate as an earlier ``provisional`` one ("`f`
           should, for now, return None") replaces the closest such (``PROVISIONAL``)."""
         found: list[tuple[Node, float]] = []
         cued = revision_cue(node.content)
+        least = REVISE_AGAIN if cued and quotes(node.content) else REVISE_CUED
         key = subject_key(node.subject)
         mine = slot(node.content)
         best: tuple[Node, float] | None = None  # what a cued statement retracts
@@ -243,11 +267,12 @@ class ContextGraph:
                 continue
             if cued and claim_vector is not None and not closed(other.content):
                 to_claim = float(cosine(claim_vector, self.vectors[other.id][None, :])[0])
-                if to_claim >= REVISE_CUED and (best is None or to_claim > best[1]):
+                if to_claim >= least and (best is None or to_claim > best[1]):
                     best = (other, to_claim)
             retracted = self.claims.get(other.id)
             if not cued and retracted is not None:
-                again = float(cosine(vector, retracted[None, :])[0])
+                again = max(float(cosine(v, retracted[None, :])[0])
+                            for v in (vector, body_vector) if v is not None)
                 if again >= REVISE_AGAIN:
                     found.append((other, again))
             if node.type == "fact" and not cued and sim >= PROVISIONAL \

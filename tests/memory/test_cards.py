@@ -147,6 +147,46 @@ async def test_questions_in_a_fact_are_cut_off_and_lend_it_their_subject(cards_e
     assert fact.subject == "app/db.py::connect"
 
 
+async def test_a_quoted_retraction_retracts_only_a_near_repeat_of_its_quote(cards_env,
+                                                                            script):
+    """"Not: X" names what it retracts: a statement that only shares X's words (here the
+    doctest style, cosine 0.79) stays; saying X later revises the retraction."""
+    cards = registry.create("cards", cards_env())
+    rule = ('>>> connect("db://y", retries=2) <Connection db://y> At most *retries* attempts '
+            'are made.')
+    said = ['`connect` should: open a connection to *url* and return it. >>> connect("db://x")'
+            ' <Connection db://x>',
+            f"Scratch that for `connect`: the opposite holds. Not: {rule}",
+            f"For `connect`: {rule}"]
+    assert await said_in_turns(cards, script, said) == [said[0], said[2]]
+    assert cards.graph.nodes["fact:1:0"].superseded_by == "fact:2:0"
+
+
+async def test_a_short_rule_said_again_after_its_lead_revises_the_retraction(cards_env,
+                                                                             script):
+    """"For `connect`: X" says again the X a retraction quoted: compared without its lead
+    (the whole statement is only 0.45 from a three-word X)."""
+    cards = registry.create("cards", cards_env())
+    said = ["Scratch that for `connect`: the opposite holds. Not: None when empty.",
+            "For `connect`: None when empty."]
+    assert await said_in_turns(cards, script, said) == [said[1]]
+
+
+async def test_a_statement_too_long_for_one_fact_is_kept_whole(cards_env, script):
+    """The extraction schema bounds a fact at 300 characters: a longer requirement the
+    extractor took nothing from is kept as said; one it took a piece of is not doubled."""
+    cards = registry.create("cards", cards_env())
+    spec = ("`connect` should: open a connection to *url*, retrying on timeouts. " * 5).strip()
+    other = "`validate_input` should: reject empty strings. " + "It must also trim. " * 16
+    script.push(facts())  # the extractor keeps nothing
+    await cards.observe(Turn(0, f"- {spec}\n- Also short.", "Noted."))
+    script.push(facts(("It must also trim.",)))
+    await cards.observe(Turn(1, other, "Noted."))
+    assert [n.content for n in cards.graph.current() if n.type == "fact"] == [
+        spec, "It must also trim."]
+    assert cards.graph.nodes["fact:0:0"].subject == "app/db.py::connect"
+
+
 async def test_locations_resolve_and_code_blocks_become_nodes(cards_env, script):
     cards = registry.create("cards", cards_env())
     await conversation(cards, script)
