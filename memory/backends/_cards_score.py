@@ -12,7 +12,8 @@ implementation (stephen-guan-researcher/CICL, ``judgment_to_score``):
 
 Two scorers share one interface (``await scorer.judge(query, units)``):
 ``ProxyScorer`` estimates the components without a model (necessity from being the
-current statement about the subject the query names, negative transfer from
+current statement about the subject the query names, or what such a statement points
+at; shift and necessity scaled down for background units; negative transfer from
 conflict degree, staleness and confidence), ``LLMScorer`` asks the model through
 the structured-output path and falls back to the proxy for a unit whose judgment
 did not parse (counted).
@@ -36,8 +37,9 @@ COST_TOKENS = 1000  # tokens at which the token part of the cost reaches 1
 COST_RISK = 0.2  # share of the negative-transfer risk counted as cost
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)  # what a constrained judge may answer
 REPO_TYPES = ("symbol", "file")
-# Repository code that neither the query nor a fact about what it names points at is
-# background: it may inform the answer, it rarely changes the next action.
+# Background: repository code that neither the query nor a fact about what it names
+# points at, and, when the query names a subject, a unit about another subject. It may
+# inform the answer; it rarely changes the next action (shift and necessity scaled).
 BACKGROUND = 0.25
 TYPE_PRIOR = {"fact": 0.15, "failure": 0.15, "summary": 0.1, "code": 0.1,
               "symbol": 0.0, "file": 0.0}
