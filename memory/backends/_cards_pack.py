@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from memory.backends._cards_graph import Node, slot, subject_key
 from memory.backends._cards_score import Judgment
+from memory.backends._cards_text import HEAD, LABELS
 
 LEVELS = ("full", "short", "minimal")
 ACTION_VERBS = ("inspect", "read", "open", "search", "check", "update", "fix", "call", "run",
@@ -69,20 +70,20 @@ class Card:
 
     def render(self, level: str | None = None) -> str:
         level = level or self.level
-        head = f"[memory card {self.node_id} · utility {self.utility:.2f}" + (
+        head = f"{HEAD}{self.node_id} · utility {self.utility:.2f}" + (
             f" · {self.revises}" if self.revises else "") + (
             f" · STALE: {self.stale}" if self.stale else "") + (
             f" · ALARM: {self.alarm}; follow this" if self.alarm else "") + "]"
         evidence = self.evidence if level == "full" else (self.brief_evidence or self.evidence)
         lines = [head]
         if level == "full":
-            lines.append(f"Trigger: {self.trigger}")
-        lines.append(f"Evidence: {evidence}")
-        lines.append(f"Action hint: {self.action_hint}")
+            lines.append(f"{LABELS['trigger']}: {self.trigger}")
+        lines.append(f"{LABELS['evidence']}: {evidence}")
+        lines.append(f"{LABELS['action_hint']}: {self.action_hint}")
         if level == "full":
-            lines.append(f"Failure if ignored: {self.failure_if_ignored}")
+            lines.append(f"{LABELS['failure_if_ignored']}: {self.failure_if_ignored}")
         if level != "minimal":
-            lines.append(f"Scope: {self.scope}")
+            lines.append(f"{LABELS['scope']}: {self.scope}")
         return "\n".join(lines)
 
     @property

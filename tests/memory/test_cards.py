@@ -17,6 +17,7 @@ from memory.backends._cards_score import (
     cost_penalty,
     utility,
 )
+from memory.backends._cards_text import card_fields
 from memory.llm import LLM, LLMConfig
 from memory.repo import RepoIndex
 from memory.store import Store
@@ -418,6 +419,24 @@ def test_the_audit_catches_missing_fields_placeholders_and_no_verb():
     assert "action hint has no action verb" in audit(card).problems
     card.action_hint, card.trigger = "use tabs", ""
     assert audit(card).problems == ("trigger missing",)
+
+
+def test_a_rendered_card_reads_back_field_by_field_at_every_level():
+    """What the context inspector shows: the fields of the card the model got."""
+    node = Node("fact:0:0", "fact", "turn:0", "use tabs,\nnot spaces", 3, subject="style",
+                origin_tokens=40)
+    card = compile_card(node, judgment(1, 1, 1, 0), 0.5, [])
+    shown = {"full": ["Trigger", "Evidence", "Action hint", "Failure if ignored", "Scope"],
+             "short": ["Evidence", "Action hint", "Scope"],
+             "minimal": ["Evidence", "Action hint"]}
+    for level, labels in shown.items():
+        card_id, notes, fields = card_fields(card.render(level))
+        assert (card_id, notes) == ("fact:0:0", "utility 0.50")
+        assert [label for label, _ in fields] == labels
+        assert dict(fields)["Action hint"] == card.action_hint
+    assert "not spaces" in dict(card_fields(card.render("full"))[2])["Evidence"]
+    assert card_fields("[memory card x · utility 1]") is None  # a head without fields
+    assert card_fields("- use tabs") is None
 
 
 @pytest.mark.parametrize("packing", ["post", "pre"])

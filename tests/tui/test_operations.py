@@ -250,3 +250,20 @@ async def test_remember_on_another_backend_says_it_cannot(app_factory, script):
         said = [n.message for n in app._notifications]
         assert any("the full backend keeps no session summaries" in m for m in said)
         assert any("the full backend has no session summaries" in m for m in said)
+
+
+async def test_inspector_shows_each_memory_card_with_its_fields(app_factory, script):
+    app = app_factory(backend="cards")
+    async with app.run_test(size=(140, 50)) as pilot:
+        await ready(app, pilot)
+        await say_fact(pilot, script, "parse_date must return UTC.")
+        script.push("def parse_date(text): ...", json.dumps({"facts": []}))
+        await send(pilot, "Write parse_date now.")
+        await pilot.press("f2")
+        await pilot.pause()
+        body = str(app.query_one(Inspector).query_one("#inspector-body").render())
+        assert "\n    card fact:0:0 · utility " in body
+        for field in ("trigger:", "evidence:", "action hint:", "failure if ignored:",
+                      "scope:"):
+            assert f"\n    {field} " in body, field
+        assert '\n    evidence: "parse_date must return UTC." (the developer' in body

@@ -12,6 +12,7 @@ from textual.widgets import Static
 from tui.widgets._steer import KEYS, SteerItem, SteerList
 
 PREVIEW_CHARS = 160
+CARD_FIELD_CHARS = 120  # of each field of a memory card (the evidence may be long)
 SOURCE_CHARS = 28  # 48 columns less padding and scrollbar: indent, "12345 tok", 2 spaces, source
 
 
@@ -43,6 +44,8 @@ class Inspector(VerticalScroll):
 
     def show(self, title: str, sections: list[dict], memories: list[MemoryRow] | None,
              notes: list[str] | None = None) -> None:
+        from memory.backends._cards_text import card_fields  # not at start: the first paint
+
         lines = [f"[b]{title}[/b]"]
         kinds: dict[str, list[dict]] = {}
         for section in sections:
@@ -65,7 +68,10 @@ class Inspector(VerticalScroll):
                     source = "…" + source[-(SOURCE_CHARS - 1):]
                 pin = "📌" if s.get("pinned") else "  "  # the developer pinned it (F4, p)
                 lines.append(f"{pin}[dim]{s['tokens']:>5} tok[/dim]  {self._esc(source)}")
-                if preview:
+                card = card_fields(str(s.get("text", "")))
+                if card is not None:  # a memory card: its fields, one line each
+                    lines += self._card(*card)
+                elif preview:
                     lines.append(f"    [dim]{self._esc(preview)}[/dim]")
         if memories is not None:
             lines.append(f"\n[b]memories[/b]  {len(memories)}")
@@ -73,6 +79,17 @@ class Inspector(VerticalScroll):
                 mark = f"[b]{row.event}[/b] " if row.event else ""
                 lines.append(f"  {mark}{self._esc(row.text)}")
         self.query_one("#inspector-body", Static).update("\n".join(lines))
+
+    @classmethod
+    def _card(cls, card_id: str, notes: str, fields: list[tuple[str, str]]) -> list[str]:
+        lines = [f"    [b]card[/b] {cls._esc(card_id)}"
+                 + (f" [dim]· {cls._esc(notes)}[/dim]" if notes else "")]
+        for label, value in fields:
+            flat = " ".join(value.split())
+            if len(flat) > CARD_FIELD_CHARS:
+                flat = flat[:CARD_FIELD_CHARS - 1] + "…"
+            lines.append(f"    {label.lower()}: [dim]{cls._esc(flat)}[/dim]")
+        return lines
 
     @staticmethod
     def _esc(text: str) -> str:
