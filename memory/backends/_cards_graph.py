@@ -49,7 +49,7 @@ _CUES = re.compile(
 # next statement of the same predicate about its subject replaces it, cue or not.
 _PROVISIONAL = re.compile(
     r"\b(for now|for the moment|for a first version|as a first step|to start with|"
-    r"temporar(?:y|ily)|as a placeholder|(?:comes?|come|added|do(?:ne)?|fill(?:ed)? in) later)\b",
+    r"temporar(?:y|ily)|as a placeholder|(?:comes?|added|done|filled in) later)\b",
     re.I)
 _PREDICATE = re.compile(r"`[^`\n]+`[\s,]*([A-Za-z]+)")
 PROVISIONAL = 0.4  # cosine from which a later statement replaces a provisional one
