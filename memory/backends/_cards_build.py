@@ -143,13 +143,13 @@ class RawFact:
     said: str = ""  # the whole sentence group it came from, when questions were cut off
 
 
-_AFTER_QUESTION = re.compile(r"(?<=\?)\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def without_questions(text: str) -> str:
     """``text`` without its question sentences ("How is `a.py` organised? A short overview
     is enough." -> "A short overview is enough."); "" when it only asks."""
-    return " ".join(p for p in _AFTER_QUESTION.split(text.strip()) if p and not asks(p))
+    return " ".join(p for p in _SENTENCE.split(text.strip()) if p and not asks(p))
 
 
 def long_statements(text: str) -> list[str]:
@@ -245,6 +245,8 @@ class GraphBuilder:
                                       schema, name="facts", max_tokens=400)
             return _beside(long, self._parse(data)), ""
         except (MalformedJSON, LLMError) as exc:
+            for fact in long:
+                fact.confidence = FALLBACK_CONFIDENCE
             kept = _beside(long, [RawFact(s, [], FALLBACK_CONFIDENCE) for s in texts])
             return kept, f"fact extraction failed for turn {turn.index} ({exc}); " \
                          f"kept {len(kept)} developer sentences"
@@ -357,12 +359,15 @@ class GraphBuilder:
                     self.graph.link(a.id, b.id, "task")
         return report
 
-    def _place(self, node: Node, vector: Any, report: TurnReport,
-               claim_vector: Any = None, body_vector: Any = None) -> None:
+    def _place(self, node: Node, vector: np.ndarray, report: TurnReport,
+               claim_vector: np.ndarray | None = None,
+               body_vector: np.ndarray | None = None) -> None:
         graph = self.graph
         revised = graph.revisions(node, vector, claim_vector, body_vector)
         if claim_vector is not None:
             graph.claims[node.id] = np.asarray(claim_vector, dtype=np.float32)
+        if body_vector is not None:
+            graph.bodies[node.id] = np.asarray(body_vector, dtype=np.float32)
         similar = graph.similar_to(node, vector)
         graph.add(node, vector)
         report.added.append(node)

@@ -49,10 +49,10 @@ _CUES = re.compile(
 # next statement of the same predicate about its subject replaces it, cue or not.
 _PROVISIONAL = re.compile(
     r"\b(for now|for the moment|for a first version|as a first step|to start with|"
-    r"temporar(?:y|ily)|as a placeholder|(?:comes?|added|done|filled in) later)\b",
+    r"temporarily|as a placeholder|(?:comes?|added|done|filled in) later)\b",
     re.I)
 _PREDICATE = re.compile(r"`[^`\n]+`[\s,]*([A-Za-z]+)")
-PROVISIONAL = 0.4  # cosine from which a later statement replaces a provisional one
+PROVISIONAL = 0.45  # cosine from which a later statement replaces a provisional one
 
 
 def provisional(text: str) -> bool:
@@ -124,11 +124,16 @@ def body(text: str) -> str:
     return text.strip()[match.end():] if match else text
 
 
+_RETRACTING = re.compile(r"^(?:not:|forget|(?:now |is )?outdated|obsolete)", re.I)
+
+
 def quotes(text: str) -> bool:
     """Whether a cued statement quotes what it retracts after a colon ("Not: X", "forget
-    this rule: X"): then only a statement saying nearly X is what it retracts."""
+    this rule: X", "Earlier plan, now outdated: X"): then only a statement saying nearly
+    X is what it retracts. A replacing cue ("Correction: X", "Actually, for `f`: X")
+    introduces the new value, not a quote."""
     cues = list(_CUES.finditer(text))
-    if not cues:
+    if not cues or not _RETRACTING.match(cues[-1].group(0)):
         return False
     rest = text[cues[-1].end():]
     return cues[-1].group(0).endswith(":") or bool(rest.partition(": ")[2].strip())
@@ -192,6 +197,7 @@ class ContextGraph:
         self.edges: list[Edge] = []
         self.vectors: dict[str, np.ndarray] = {}
         self.claims: dict[str, np.ndarray] = {}  # the claim vectors of cued statements
+        self.bodies: dict[str, np.ndarray] = {}  # statements without their lead (``body``)
         self._out: dict[str, list[Edge]] = {}
         self._in: dict[str, list[Edge]] = {}
 
@@ -266,7 +272,8 @@ class ContextGraph:
                 found.append((other, sim))
                 continue
             if cued and claim_vector is not None and not closed(other.content):
-                to_claim = float(cosine(claim_vector, self.vectors[other.id][None, :])[0])
+                to_claim = max(float(cosine(claim_vector, v[None, :])[0]) for v in (
+                    self.vectors[other.id], self.bodies.get(other.id)) if v is not None)
                 if to_claim >= least and (best is None or to_claim > best[1]):
                     best = (other, to_claim)
             retracted = self.claims.get(other.id)

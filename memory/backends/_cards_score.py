@@ -122,7 +122,7 @@ class ProxyScorer:
         named = named_in(node.subject, query, words) if node.subject else False
         linked = not named and self.linked(node, query, words)
         background = not (named or linked) and (node.type in REPO_TYPES or (
-            focused and node.type in ("fact", "code", "failure")))
+            focused and bool(node.subject) and node.type in ("fact", "code", "failure")))
         prior = 0.0 if background else TYPE_PRIOR.get(node.type, 0.0)
         if node.type == "fact":  # the current statement about the queried subject
             necessity = 1.0 if named else relevance + prior + (0.5 if linked else 0.0)

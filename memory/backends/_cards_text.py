@@ -2,8 +2,8 @@
 
 ``Card.render`` writes a head line (``[memory card ID · utility U · ...]``) and one
 labelled field per line (evidence may run over several lines); the context inspector
-reads that text back to show a card's fields one by one. No heavy imports: the TUI
-loads this at start.
+reads that text back to show a card's fields one by one. No heavy imports: the
+inspector loads it when it first shows a context.
 """
 
 from __future__ import annotations

@@ -136,6 +136,12 @@ async def test_a_provisional_statement_is_replaced_by_the_next_of_its_predicate(
             "timeout."]
     assert await said_in_turns(cards, script, said) == said[1:]
     assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:4:0"
+    # not provisional: a temporary file; too far apart: support http / log each retry
+    cards = registry.create("cards", cards_env())
+    said = ["`save` should write to a temporary file and rename it.",
+            "`connect` should, for now, only support http.",
+            "`save` should return the path it wrote.", "`connect` should log each retry."]
+    assert await said_in_turns(cards, script, said) == said
 
 
 async def test_questions_in_a_fact_are_cut_off_and_lend_it_their_subject(cards_env, script):
@@ -161,6 +167,17 @@ async def test_a_quoted_retraction_retracts_only_a_near_repeat_of_its_quote(card
             f"For `connect`: {rule}"]
     assert await said_in_turns(cards, script, said) == [said[0], said[2]]
     assert cards.graph.nodes["fact:1:0"].superseded_by == "fact:2:0"
+
+
+async def test_a_correction_with_a_colon_states_the_new_value(cards_env, script):
+    """"Correction: X" replaces (cosine 0.79 here, a paraphrase); "Not: X" retracts a
+    statement saying X after its lead."""
+    cards = registry.create("cards", cards_env())
+    said = ["`load` should return None for a missing id.",
+            "Correction: `load` should raise KeyError on a missing id.",
+            "For `connect`: None when empty.",
+            "Scratch that for `connect`: the opposite holds. Not: None when empty."]
+    assert await said_in_turns(cards, script, said) == [said[1], said[3]]
 
 
 async def test_a_short_rule_said_again_after_its_lead_revises_the_retraction(cards_env,
@@ -312,6 +329,11 @@ def test_code_a_fact_about_the_named_function_points_at_is_not_background():
     open_query = scorer.one("what did we settle", Candidate(other, 0.5, 0.0))
     assert focused.necessity == pytest.approx(BACKGROUND * 0.3)
     assert open_query.necessity == pytest.approx(0.3 + 0.15)
+    # a rule about no function in particular is not background to a focused query
+    rule = Node("fact:3:0", "fact", "turn:3", "Never use print; log with logging.", 10, turn=3)
+    graph.add(rule)
+    assert scorer.one("write save", Candidate(rule, 0.5, 0.0), focused=True).necessity \
+        == pytest.approx(0.3 + 0.15)
 
 
 async def test_proxy_puts_the_current_statement_about_the_subject_first(cards_env, script):
