@@ -1,0 +1,55 @@
+"""Shared by the cards tests (imported, never collected): the scripted extractor's
+answers, a short conversation, a judgment. Their fixtures are in conftest.py."""
+
+from __future__ import annotations
+
+import json
+
+from memory.backends._cards_score import (
+    Judgment,
+)
+from memory.types import Turn
+
+
+def facts(*items):
+    return json.dumps({"facts": [{"text": t, "locations": list(loc)} for t, *loc in items]})
+
+
+CONNECT_5 = "The connect function in app/db.py must use a timeout of 5 seconds."
+CONNECT_10 = "Actually, the connect function must use a timeout of 10 seconds instead."
+FORMS_RULE = "validate_input must reject strings made only of spaces."
+
+
+async def conversation(backend, script):
+    script.push(facts((CONNECT_5, "app/db.py::connect")))
+    await backend.observe(Turn(0, CONNECT_5, "Noted."))
+    script.push(facts((FORMS_RULE, "app/forms.py::Form.validate_input")))
+    await backend.observe(Turn(1, FORMS_RULE, "```python\ndef validate_input(self, value):\n"
+                                             "    if not value.strip():\n"
+                                             "        raise ValueError('empty')\n"
+                                             "    return True\n```"))
+    script.push(facts((CONNECT_10, "app/db.py::connect")))
+    await backend.observe(Turn(2, CONNECT_10, "OK, 10 seconds."))
+
+
+
+async def said_in_turns(cards, script, said):
+    for i, text in enumerate(said):
+        script.push(facts((text,)))
+        await cards.observe(Turn(i, text, "Noted."))
+    return [n.content for n in cards.graph.current() if n.type == "fact"]
+
+
+
+def judgment(shift, necessity, uplift, risk):
+    return Judgment("search", "update x", shift, necessity, uplift, risk, "r", 0.7)
+
+
+TRACEBACK = """It fails:
+Traceback (most recent call last):
+  File "app/db.py", line 6, in migrate
+    step(conn)
+  File "app/steps.py", line 3, in add_column
+    raise KeyError(name)
+KeyError: 'email'
+"""

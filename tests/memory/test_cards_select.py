@@ -1,0 +1,309 @@
+"""cards: decision utility, candidates, cards, the audit and budget-aware packing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memory.backends import registry
+from memory.backends._cards_graph import ContextGraph, Node
+from memory.backends._cards_pack import ACTION_VERBS, Unit, audit, compile_card, pack
+from memory.backends._cards_score import (
+    BACKGROUND,
+    Candidate,
+    LLMScorer,
+    ProxyScorer,
+    cost_penalty,
+    utility,
+)
+from memory.backends._cards_text import card_fields
+from memory.types import Turn
+from tests.memory.cards_support import (
+    CONNECT_5,
+    TRACEBACK,
+    conversation,
+    facts,
+    judgment,
+)
+
+
+def test_signed_weight_aggregation_matches_hand_computed_values():
+    j = judgment(0.5, 1.0, 0.75, 0.25)
+    # cost = min(1, 200/1000 + 0.2*0.25) = 0.25
+    assert cost_penalty(200, 0.25) == pytest.approx(0.25)
+    expected = 0.34 * 0.5 + 0.26 * 1.0 + 0.28 * 0.75 - 0.22 * 0.25 - 0.08 * 0.25
+    assert expected == pytest.approx(0.565)
+    assert utility(j, 200) == pytest.approx(0.565)
+    # the cost saturates at 1: a huge unit loses exactly 0.08
+    assert utility(j, 50_000) == pytest.approx(0.34 * 0.5 + 0.26 + 0.28 * 0.75 - 0.055 - 0.08)
+    # ordering: necessity outweighs nothing; risk is subtracted
+    ranked = sorted([("risky", judgment(0.5, 1.0, 0.75, 1.0)), ("safe", j),
+                     ("idle", judgment(0.0, 0.0, 0.0, 0.0))],
+                    key=lambda p: -utility(p[1], 200))
+    assert [name for name, _ in ranked] == ["safe", "risky", "idle"]
+    assert utility(judgment(0.0, 0.0, 0.0, 0.0), 200) == pytest.approx(-0.016)
+
+
+def test_new_words_shift_the_action_only_as_far_as_the_unit_is_relevant():
+    """Code is full of words the query lacks; unrelated code must not look decisive."""
+    code = "def render(rows):\n    widths = measure(rows)\n    return layout(rows, widths)"
+    node = Node("sym:ui.py::render", "symbol", "repo", code, 30, subject="ui.py::render")
+    scorer = ProxyScorer(ContextGraph())
+    unrelated = scorer.one("what timeout does connect use", Candidate(node, 0.0, 0.0, "repo"))
+    assert unrelated.action_shift == 0.0  # 0.3 by novelty alone before
+    related = scorer.one("how are the rows laid out", Candidate(node, 0.5, 0.0, "repo"))
+    # relevance 0.6 * 0.5; novelty 5/8: five of the code's terms are not in the query;
+    # nothing points at this code: background, a quarter of it
+    assert related.action_shift == pytest.approx(BACKGROUND * 0.3 * (0.5 + 0.3 * 5 / 8),
+                                                 abs=1e-6)
+
+
+def test_code_a_fact_about_the_named_function_points_at_is_not_background():
+    """The code of a dependency the developer asked for matters when the query names the
+    function that needs it; the same code is background for another query, and so is a
+    fact about another function when the query names one."""
+    graph = ContextGraph()
+    code = Node("sym:db.py::connect", "symbol", "repo", "def connect(url):\n    ...", 20,
+                subject="db.py::connect")
+    fact = Node("fact:1:0", "fact", "turn:1", "`save` should reuse `connect`.", 10,
+                subject="save", turn=1)
+    other = Node("fact:2:0", "fact", "turn:2", "`load` must cache its result.", 10,
+                 subject="load", turn=2)
+    for node in (code, fact, other):
+        graph.add(node)
+    graph.link(fact.id, code.id, "contains")
+    scorer = ProxyScorer(graph)
+    pointed = scorer.one("write save", Candidate(code, 0.5, 0.0, "repo"), focused=True)
+    alone = scorer.one("write render", Candidate(code, 0.5, 0.0, "repo"), focused=True)
+    assert pointed.necessity == pytest.approx(0.4 + 0.6 * 0.3)
+    assert pointed.action_shift == pytest.approx(0.3 * (0.5 + 0.3 * 3 / 8))  # 3 new terms
+    assert alone.necessity == pytest.approx(BACKGROUND * 0.6 * 0.3)
+    assert utility(pointed, 20) > 0.06 > utility(alone, 20)  # CICL's floor after the first
+    # a fact about another function: background when the query names one, not otherwise
+    focused = scorer.one("write save", Candidate(other, 0.5, 0.0), focused=True)
+    open_query = scorer.one("what did we settle", Candidate(other, 0.5, 0.0))
+    assert focused.necessity == pytest.approx(BACKGROUND * 0.3)
+    assert open_query.necessity == pytest.approx(0.3 + 0.15)
+    # a rule about no function in particular is not background to a focused query
+    rule = Node("fact:3:0", "fact", "turn:3", "Never use print; log with logging.", 10, turn=3)
+    graph.add(rule)
+    assert scorer.one("write save", Candidate(rule, 0.5, 0.0), focused=True).necessity \
+        == pytest.approx(0.3 + 0.15)
+
+
+async def test_proxy_puts_the_current_statement_about_the_subject_first(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    await conversation(cards, script)
+    units = await cards.units("Write the connect function with its timeout.")
+    ranked = sorted(units, key=lambda u: -u.utility)
+    ids = [u.node.id for u in ranked]
+    assert ids[0] == "fact:2:0"
+    assert "fact:0:0" not in ids  # superseded: never a candidate
+    top = ranked[0].judgment
+    assert top.necessity == 1.0 and top.scorer == "proxy"
+    assert ranked[0].utility == pytest.approx(utility(top, ranked[0].node.tokens))
+
+
+async def test_every_current_fact_about_the_named_function_is_a_candidate(cards_env, script,
+                                                                         monkeypatch):
+    """A long conversation: search alone keeps the best few; a fact about the function the
+    query names must not be lost among them (more-itertools' `first`)."""
+    from memory.backends import cards as cards_module
+
+    monkeypatch.setattr(cards_module, "SEARCH_K", 0)  # search finds nothing,
+    monkeypatch.setattr(cards_module, "EXPAND_FROM", 0)  # nor do the symbols' neighbours
+    cards = registry.create("cards", cards_env())
+    await conversation(cards, script)
+    candidates = await cards.candidates("Write the connect function with its timeout.")
+    about = {c.node.id: c.via for c in candidates if c.node.type == "fact"}
+    assert about == {"fact:2:0": "subject"}  # the current statement about connect
+    assert "fact:0:0" not in about  # superseded: never a candidate
+    validate = await cards.candidates("Now write validate_input, please.")
+    assert "fact:1:0" in {c.node.id for c in validate}
+
+
+async def test_a_superseded_fact_never_reaches_a_card(cards_env, script):
+    for packing in ("post", "pre"):
+        cards = registry.create("cards", cards_env(cards_packing=packing))
+        await conversation(cards, script)
+        pack_ = await cards.context("connect timeout seconds", budget=4000)
+        text = "\n".join(s.text for s in pack_.sections)
+        assert "timeout of 10 seconds" in text
+        assert "timeout of 5 seconds" not in text
+        assert "revises turn 0" in text
+
+
+def test_a_superseded_node_handed_to_pack_is_dropped():
+    graph = ContextGraph()
+    old = graph.add(Node("fact:0:0", "fact", "turn:0", "use tabs", 3, subject="style"))
+    new = graph.add(Node("fact:1:0", "fact", "turn:1", "use spaces", 3, subject="style"))
+    graph.supersede(new, old, 0.9)
+    j = judgment(1.0, 1.0, 1.0, 0.0)
+    units = [Unit(n, j, 0.8, compile_card(n, j, 0.8, graph.revised(n.id)))
+             for n in (old, new)]
+    packed = pack(units, 1000, lambda t: len(t.split()))
+    assert [c.node_id for c in packed.cards] == ["fact:1:0"]
+    assert ("fact:0:0", "not shown: superseded") in packed.dropped
+
+
+@pytest.mark.parametrize("packing", ["post", "pre"])
+def test_facts_about_one_subject_make_one_card_in_the_order_they_were_said(packing):
+    said = [(3, "`connect` must retry twice."), (1, "`connect` takes (host, port)."),
+            (7, "`connect` must log failures."), (5, "`render_form` escapes HTML.")]
+    nodes = [Node(f"fact:{t}:0", "fact", f"turn:{t}", text, 8, subject=text.split("`")[1],
+                  turn=t, origin_tokens=30) for t, text in said]
+    j = judgment(1.0, 1.0, 1.0, 0.0)
+    units = [Unit(n, j, 0.5 + i / 10, compile_card(n, j, 0.5 + i / 10, []))
+             for i, n in enumerate(nodes)]
+    count = lambda t: len(t.split())  # noqa: E731
+    packed = pack(units, 1000, count, mode=packing)
+    assert [c.node_id for c in packed.cards] == ["fact:5:0", "facts:connect"]
+    card = packed.cards[1]
+    assert card.members == ("fact:1:0", "fact:3:0", "fact:7:0")
+    assert card.utility == pytest.approx(0.7)  # its best member's
+    text = card.render()
+    assert text.index("takes (host, port)") < text.index("retry twice") < text.index("log fail")
+    assert audit(card).ok and card.tokens == count(text)
+    alone = sum(count(u.card.render("full")) for u in units[:3])
+    assert card.tokens < alone  # the shared fields are said once
+    assert sum(c.tokens for c in pack(units, 40, count, mode=packing).cards) <= 40
+
+
+async def test_every_card_passes_the_audit(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    await conversation(cards, script)
+    script.push(facts())
+    await cards.observe(Turn(3, TRACEBACK, "fixed"))
+    for query in ("connect timeout", "validate_input blank strings", "migrate failure"):
+        pack_ = await cards.context(query, budget=3000)
+        assert pack_.sections
+        for card in cards.last_pack.cards:
+            result = cards.last_pack.audits[card.node_id]
+            assert result.ok, (card, result)
+            assert any(v in card.action_hint.lower() for v in ACTION_VERBS)
+            assert result.ratio == pytest.approx(card.tokens / card.original_tokens, abs=1e-3)
+
+
+def test_the_audit_catches_missing_fields_placeholders_and_no_verb():
+    node = Node("fact:0:0", "fact", "turn:0", "use tabs", 3, subject="style",
+                origin_tokens=40)
+    card = compile_card(node, judgment(1, 1, 1, 0), 0.5, [])
+    card.tokens = 20
+    assert audit(card).ok and audit(card).compressed
+    card.scope = "TBD"
+    assert "scope is a placeholder" in audit(card).problems
+    card.scope, card.action_hint = "style", "the tabs"
+    assert "action hint has no action verb" in audit(card).problems
+    card.action_hint, card.trigger = "use tabs", ""
+    assert audit(card).problems == ("trigger missing",)
+
+
+def test_a_rendered_card_reads_back_field_by_field_at_every_level():
+    """What the context inspector shows: the fields of the card the model got."""
+    node = Node("fact:0:0", "fact", "turn:0", "use tabs,\nnot spaces", 3, subject="style",
+                origin_tokens=40)
+    card = compile_card(node, judgment(1, 1, 1, 0), 0.5, [])
+    shown = {"full": ["Trigger", "Evidence", "Action hint", "Failure if ignored", "Scope"],
+             "short": ["Evidence", "Action hint", "Scope"],
+             "minimal": ["Evidence", "Action hint"]}
+    for level, labels in shown.items():
+        card_id, notes, fields = card_fields(card.render(level))
+        assert (card_id, notes) == ("fact:0:0", "utility 0.50")
+        assert [label for label, _ in fields] == labels
+        assert dict(fields)["Action hint"] == card.action_hint
+    assert "not spaces" in dict(card_fields(card.render("full"))[2])["Evidence"]
+    assert card_fields("[memory card x · utility 1]") is None  # a head without fields
+    assert card_fields("- use tabs") is None
+
+
+@pytest.mark.parametrize("packing", ["post", "pre"])
+async def test_packing_respects_the_budget(cards_env, script, packing):
+    cards = registry.create("cards", cards_env(cards_packing=packing))
+    await conversation(cards, script)
+    count = cards.env.count
+    roomy = await cards.context("connect timeout and validate_input", budget=5000)
+    assert cards.last_pack.mode == packing
+    for budget in (5000, roomy.tokens, 400, 150, 60, 10, 0):
+        got = await cards.context("connect timeout and validate_input", budget=budget)
+        assert sum(s.tokens for s in got.sections) <= budget
+        assert all(s.tokens == count(s.text) for s in got.sections)
+    assert roomy.sections and roomy.of_kind("repo")  # repository code competes too
+
+
+async def test_pre_budget_compression_shrinks_cards_below_their_source(cards_env, script):
+    cards = registry.create("cards", cards_env(cards_packing="pre"))
+    talk = " ".join(["We talked with the database team this morning about slow starts,"
+                     " retries and what the ops people see in production."] * 6)
+    script.push(facts((CONNECT_5, "app/db.py::connect")))
+    await cards.observe(Turn(0, f"{talk} {CONNECT_5}", "Understood. " + talk))
+    await cards.context("connect timeout", budget=5000)
+    [card] = [c for c in cards.last_pack.cards if c.node_id == "fact:0:0"]
+    result = cards.last_pack.audits[card.node_id]
+    assert result.ok and result.compressed and result.ratio < 0.5
+    assert CONNECT_5 in card.render()
+    assert card.level in ("full", "short", "minimal")
+
+
+async def test_uncommitted_context_leaves_the_digest_and_graph_alone(cards_env, script):
+    cards = registry.create("cards", cards_env(cards_scorer="llm"))
+    await conversation(cards, script)
+    before, nodes, edges = cards.state_digest(), len(cards.graph.nodes), len(cards.graph.edges)
+    script.default = json.dumps({"no_context_action": "search", "with_context_action":
+                                 "update connect", "action_shift": 1, "necessity": 1,
+                                 "expected_outcome_uplift": 1, "negative_transfer_risk": 0,
+                                 "reason": "named", "confidence": 0.9})
+    await cards.context("connect timeout", budget=2000)
+    assert cards.state_digest() == before
+    assert (len(cards.graph.nodes), len(cards.graph.edges)) == (nodes, edges)
+
+
+async def test_llm_scorer_uses_the_judges_fields_and_falls_back_to_the_proxy(cards_env,
+                                                                             script):
+    cards = registry.create("cards", cards_env(cards_scorer="llm"))
+    await conversation(cards, script)
+    assert isinstance(cards.scorer, LLMScorer)
+    script.push(json.dumps({"no_context_action": "search", "with_context_action":
+                            "update connect to 10 s", "action_shift": 0.5, "necessity": 1.0,
+                            "expected_outcome_uplift": 0.75, "negative_transfer_risk": 0.25,
+                            "reason": "named", "confidence": 0.9}))
+    script.default = "no idea"
+    node = cards.graph.nodes["fact:2:0"]
+    other = cards.graph.nodes["fact:1:0"]
+    got = await cards.scorer.judge("connect timeout", [Candidate(node, 0.8, 1.0),
+                                                       Candidate(other, 0.1, 0.0)])
+    assert got[0].scorer == "llm" and got[0].with_context_action == "update connect to 10 s"
+    assert utility(got[0], 200) == pytest.approx(0.565)
+    assert got[1].scorer == "proxy" and cards.scorer.fallbacks == 1
+    both = [Candidate(node, 0.8, 1.0), Candidate(other, 0.1, 0.0)]
+    assert got[1] == (await ProxyScorer(cards.graph).judge("connect timeout", both))[1]
+
+
+async def test_a_failed_extraction_keeps_the_developers_sentences(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    script.default = "not json at all"
+    await cards.observe(Turn(0, "Use four spaces for indentation everywhere.", "ok"))
+    [fact] = cards.graph.of_type("fact")
+    assert fact.content == "Use four spaces for indentation everywhere."
+    assert fact.confidence < 0.9
+    [record] = [r for r in cards.drain_records() if r["op"] == "skipped"]
+    assert "kept 1 developer sentences" in record["text"]
+
+
+def test_the_judge_schemas_compile_to_a_grammar():
+    from llama_cpp import LlamaGrammar
+
+    from memory._schema import SchemaError, validate
+    from memory.backends._cards_score import judge_schema
+
+    schema = judge_schema(constrained=True)
+    good = {"no_context_action": "search the repo", "with_context_action": "update connect",
+            "action_shift": 0.5, "necessity": 1.0, "expected_outcome_uplift": 0.75,
+            "negative_transfer_risk": 0.0, "reason": "named in the request",
+            "confidence": 0.75}
+    validate(good, schema)
+    with pytest.raises(SchemaError):
+        validate({**good, "necessity": 0.3}, schema)  # not one of the levels
+    assert LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+
+
