@@ -33,7 +33,7 @@ from memory.backends._cards_graph import (
 )
 from memory.backends._codeast import code_blocks, first_definition
 from memory.backends.base import exchange
-from memory.backends.mem0 import statements
+from memory.backends.mem0 import developer_lines, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
@@ -47,8 +47,6 @@ EXTRACTED_CONFIDENCE = 0.9  # a fact the extractor chose
 FALLBACK_CONFIDENCE = 0.6  # a developer sentence kept because the extractor failed
 CLIP_CHARS = 2000
 FACT_CHARS = 300  # the longest fact the extraction schema lets a model write
-_FENCED = re.compile(r"```.*?(?:```|$)", re.S)
-_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 FACT_PROMPT = """You keep the decision memory of a coding assistant working in a git repository.
 From one exchange between the developer and the assistant, list what a later turn has to
@@ -156,8 +154,7 @@ def long_statements(text: str) -> list[str]:
     """The developer's lines longer than one extracted fact may be (a pasted requirement,
     a docstring with its examples), outside code blocks, questions cut off."""
     found: list[str] = []
-    for line in _FENCED.sub("\n", text).splitlines():
-        line = without_questions(_ITEM.sub("", line).strip())
+    for line in map(without_questions, developer_lines(text)):
         if len(line) > FACT_CHARS:
             found.append(line)
     return list(dict.fromkeys(found))

@@ -361,12 +361,19 @@ _FENCED = re.compile(r"```.*?(?:```|$)", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+
+
+def developer_lines(text: str) -> list[str]:
+    """The lines of a message outside its code blocks, list markers stripped."""
+    return [_ITEM.sub("", line).strip() for line in _FENCED.sub("\n", text).splitlines()]
+
+
 def statements(text: str) -> list[str]:
     """The developer's sentences that could be facts: code blocks left out, list
     markers stripped, at least three words, at most 300 characters, no repeats."""
     found: list[str] = []
-    for line in _FENCED.sub("\n", text).splitlines():
-        line = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", line).strip()
+    for line in developer_lines(text):
         for sentence in _SENTENCE_END.split(line):
             sentence = sentence.strip()
             if len(sentence.split()) >= 3 and len(sentence) <= 300:
