@@ -97,19 +97,29 @@ def closed(text: str) -> bool:
     return (shape.count("`_`") >= 2 or "(_)" in shape) and len(shape.split()) <= CLOSED_WORDS
 
 
+def _last_cue(text: str) -> tuple[str, str | None]:
+    """A statement's last revision cue ("" when none) and what it quotes after a colon:
+    the rest of the statement after a cue ending in one ("Not: X"), else what follows
+    the first ": " after the cue ("forget this rule: X"); None when there is no colon."""
+    cues = list(_CUES.finditer(text))
+    if not cues:
+        return "", None
+    cue, rest = cues[-1].group(0), text[cues[-1].end():]
+    if cue.endswith(":"):
+        return cue, rest.strip()
+    _, sep, tail = rest.partition(": ")
+    return cue, (tail.strip() if sep and tail.strip() else None)
+
+
 def claim(text: str) -> str:
     """What a statement with a revision cue is about: what follows its last cue, after
     a colon ("Scratch that for `f`: the opposite holds. Not: X" -> "X"; "For `f`,
     forget this rule for now: X" -> "X"), else the statement without its cue words."""
-    cues = list(_CUES.finditer(text))
-    if not cues:
+    cue, quoted = _last_cue(text)
+    if not cue:
         return text
-    rest = text[cues[-1].end():]
-    if cues[-1].group(0).endswith(":"):
-        return rest.strip() or text
-    _, sep, tail = rest.partition(": ")
-    if sep and tail.strip():
-        return tail.strip()
+    if quoted is not None:
+        return quoted or text
     bare = re.sub(r"\s+([,.;])", r"\1", " ".join(_CUES.sub(" ", text).split())).strip(" ,;")
     return bare or text  # "Actually, X instead." -> "X"
 
@@ -132,11 +142,8 @@ def quotes(text: str) -> bool:
     this rule: X", "Earlier plan, now outdated: X"): then only a statement saying nearly
     X is what it retracts. A replacing cue ("Correction: X", "Actually, for `f`: X")
     introduces the new value, not a quote."""
-    cues = list(_CUES.finditer(text))
-    if not cues or not _RETRACTING.match(cues[-1].group(0)):
-        return False
-    rest = text[cues[-1].end():]
-    return cues[-1].group(0).endswith(":") or bool(rest.partition(": ")[2].strip())
+    cue, quoted = _last_cue(text)
+    return bool(cue) and bool(_RETRACTING.match(cue)) and quoted is not None
 
 
 def slot(text: str) -> str:
