@@ -118,9 +118,13 @@ def reindent(replace: list[str], match: Match) -> list[str]:
 
 
 def substitute(lines: list[str], match: Match, replace: list[str], newline: str) -> list[str]:
-    """``lines`` with the matched ones replaced; line endings follow the file's."""
-    new = [line + newline for line in reindent(replace, match)]
-    last_has_end = match.end == 0 or content(lines[match.end - 1]) != lines[match.end - 1]
-    if new and not last_has_end:
+    """``lines`` with the matched ones replaced. A new line takes the ending of the line
+    it replaces, extra lines the matched block's last ending (the file's usual one if
+    none); a last line without an ending stays without one."""
+    ends = [line[len(content(line)):] for line in lines[match.start:match.end]]
+    style = next((end for end in reversed(ends) if end), newline)
+    new = [text + (ends[i] if i < len(ends) - 1 and ends[i] else style)
+           for i, text in enumerate(reindent(replace, match))]
+    if new and ends and not ends[-1]:
         new[-1] = content(new[-1])
     return lines[:match.start] + new + lines[match.end:]

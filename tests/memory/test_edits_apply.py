@@ -1,0 +1,192 @@
+"""memory/edits/commit.py and undo.py on real repositories: an answer applied is one
+commit of its files only; undo puts the tree back byte for byte; the developer's
+uncommitted work is never lost, touched or committed."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from memory.edits import TRAILER, apply, is_engram_commit, message, prepare, undo
+
+from ..conftest import git, make_repo
+from .test_edits_support import CALC, block, identity, picture, repo
+
+FIX = block("app/calc.py", "def add(a, b):\n    return a - b", "def add(a, b):\n    return a + b")
+
+
+@pytest.fixture(autouse=True)
+def _identity(monkeypatch):
+    identity(monkeypatch)
+
+
+@pytest.fixture
+def root(tmp_path):
+    return repo(tmp_path)
+
+
+def committed_paths(root, rev="HEAD"):
+    return git(root, "show", "--name-only", "--format=", rev).split()
+
+
+def test_a_scripted_answer_is_applied_committed_and_undone_byte_for_byte(root):
+    before = picture(root)
+    old_head = git(root, "rev-parse", "HEAD").strip()
+    answer = ("Fixed the sign, and added a test.\n\n" + FIX
+              + block("tests/test_calc.py", "", "from app.calc import add\n\n\n"
+                      "def test_add():\n    assert add(2, 3) == 5"))
+    prepared = prepare(root, answer)
+    assert prepared.ok, prepared.message
+    assert "+    return a + b" in prepared.diff and "+++ b/tests/test_calc.py" in prepared.diff
+    applied = apply(prepared, "Please fix add(), it subtracts.\nAnd add a test.", "turn-7")
+    assert applied.ok, applied.message
+    assert applied.paths == ("app/calc.py", "tests/test_calc.py")
+    assert git(root, "rev-parse", "HEAD").strip() == applied.commit
+    assert git(root, "rev-parse", "HEAD~1").strip() == old_head
+    text = git(root, "show", "-s", "--format=%B", "HEAD")
+    assert text.startswith("engram: Please fix add(), it subtracts.\n\n")
+    assert f"\n\n{TRAILER}: turn-7\n" in text and is_engram_commit(text)
+    assert git(root, "log", "-1", f"--format=%(trailers:key={TRAILER},valueonly)").strip() == (
+        "turn-7")
+    assert sorted(committed_paths(root)) == ["app/calc.py", "tests/test_calc.py"]
+    assert (root / "app/calc.py").read_text() == CALC.replace("a - b", "a + b", 1)
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+    undone = undo(root)
+    assert undone.ok, undone.message
+    assert undone.commit == applied.commit and "restored" in undone.message
+    assert picture(root) == before  # the new file and its new folder are gone too
+    again = undo(root)
+    assert not again.ok and "is not an edit engram applied" in again.message
+    assert picture(root) == before
+
+
+def test_uncommitted_work_in_the_same_file_is_refused_and_kept(root):
+    (root / "app/calc.py").write_text(CALC + "# my own unfinished work\n")
+    before = picture(root)
+    prepared = prepare(root, FIX)
+    assert not prepared.ok and "app/calc.py" in prepared.message
+    assert "has uncommitted changes" in prepared.message
+    assert not apply(prepared, "fix").ok
+    assert picture(root) == before
+
+
+def test_uncommitted_work_in_other_files_stays_as_it_was_and_is_not_committed(root):
+    (root / "notes.txt").write_text("keep me, and my unstaged line\n")
+    (root / "README.md").write_text("# calc, staged\n")
+    git(root, "add", "README.md")
+    (root / "README.md").write_text("# calc, staged, then changed again\n")
+    (root / "scratch.py").write_text("untracked = True\n")
+    mine = {p: (root / p).read_bytes() for p in ("notes.txt", "README.md", "scratch.py")}
+    status = git(root, "status", "--porcelain")
+    staged = git(root, "diff", "--cached")
+    applied = apply(prepare(root, FIX), "fix add")
+    assert applied.ok, applied.message
+    assert committed_paths(root) == ["app/calc.py"]
+    assert {p: (root / p).read_bytes() for p in mine} == mine
+    assert git(root, "status", "--porcelain") == status  # the edit itself is clean
+    assert git(root, "diff", "--cached") == staged  # README's staged change still staged
+    assert undo(root).ok
+    assert {p: (root / p).read_bytes() for p in mine} == mine
+    assert git(root, "diff", "--cached") == staged
+    assert git(root, "status", "--porcelain") == status
+    assert (root / "app/calc.py").read_text() == CALC
+
+
+def test_a_file_changed_between_the_diff_and_yes_is_refused(root):
+    prepared = prepare(root, FIX)
+    (root / "app/calc.py").write_text(CALC + "# typed while reading the diff\n")
+    before = picture(root)
+    applied = apply(prepared, "fix")
+    assert not applied.ok and "has uncommitted changes" in applied.message
+    assert "nothing was written" in applied.message and picture(root) == before
+    git(root, "commit", "-qam", "committed meanwhile")
+    moved = apply(prepared, "fix")
+    assert not moved.ok and "HEAD moved since the diff was made" in moved.message
+    assert not apply(prepare(root, "no blocks"), "fix").ok
+
+
+def test_a_new_file_created_between_the_diff_and_yes_is_kept(root):
+    prepared = prepare(root, block("new.py", "", "x = 1"))
+    (root / "new.py").write_text("mine = 1\n")
+    applied = apply(prepared, "add new.py")
+    assert not applied.ok and "new.py is untracked" in applied.message
+    assert (root / "new.py").read_text() == "mine = 1\n"
+
+
+def test_undo_refuses_when_the_files_changed_or_head_is_not_engrams(root):
+    assert apply(prepare(root, FIX), "fix").ok
+    (root / "app/calc.py").write_text("# rewritten by hand\n")
+    before = picture(root)
+    refused = undo(root)
+    assert not refused.ok and "app/calc.py changed since engram's commit" in refused.message
+    assert picture(root) == before
+    git(root, "commit", "-qam", "developer's commit on top")
+    before = picture(root)
+    refused = undo(root)
+    assert not refused.ok and "'developer's commit on top') is not an edit engram applied" in (
+        refused.message)
+    assert picture(root) == before
+
+
+def test_undo_refuses_a_commit_already_on_a_remote_branch(root):
+    assert apply(prepare(root, FIX), "fix").ok
+    git(root, "update-ref", "refs/remotes/origin/main", "HEAD")
+    before = picture(root)
+    refused = undo(root)
+    assert not refused.ok and "already on origin/main" in refused.message
+    assert picture(root) == before
+
+
+def test_the_first_commit_of_an_empty_repository_and_its_undo(tmp_path):
+    root = make_repo(tmp_path / "empty", {}, commit=False)
+    (root / "draft.txt").write_text("untracked draft\n")
+    before = picture(root)
+    applied = apply(prepare(root, block("hello.py", "", "print('hello')")), "say hello")
+    assert applied.ok, applied.message
+    assert committed_paths(root) == ["hello.py"]
+    assert git(root, "status", "--porcelain") == "?? draft.txt\n"
+    assert undo(root).ok
+    assert picture(root) == before and before["head"] == ""
+
+
+def test_the_executable_bit_and_other_bytes_are_kept(root):
+    (root / "run.sh").write_text("#!/bin/sh\necho one\r\n")
+    os.chmod(root / "run.sh", 0o755)
+    git(root, "add", "run.sh")
+    git(root, "commit", "-qm", "script")
+    before = picture(root)
+    applied = apply(prepare(root, block("run.sh", "echo one", "echo two")), "two")
+    assert applied.ok, applied.message
+    assert (root / "run.sh").read_bytes() == b"#!/bin/sh\necho two\r\n"
+    assert os.stat(root / "run.sh").st_mode & 0o777 == 0o755
+    assert git(root, "ls-files", "-s", "run.sh").startswith("100755 ")
+    assert undo(root).ok and picture(root) == before
+
+
+def test_a_failed_commit_puts_the_files_back(root, monkeypatch, tmp_path):
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.delenv(f"GIT_{role}_NAME")
+        monkeypatch.delenv(f"GIT_{role}_EMAIL")
+    empty = tmp_path / "gitconfig"
+    empty.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    git(root, "config", "user.useConfigOnly", "true")
+    before = picture(root)
+    applied = apply(prepare(root, FIX + block("pkg/new.py", "", "x = 1")), "fix")
+    assert not applied.ok and "could not be committed" in applied.message
+    assert "put back as they were" in applied.message
+    assert picture(root) == before
+
+
+def test_the_commit_message_names_the_request_without_secrets(monkeypatch):
+    monkeypatch.setenv("MY_API_TOKEN", "s3cr3t-value-123")
+    text = message("use s3cr3t-value-123 and sk-abcdefghijklmnopqrstuvwx to log in\n"
+                   "then retry " + "x" * 3000)
+    assert "s3cr3t" not in text and "sk-abc" not in text and "[REDACTED]" in text
+    subject, _, rest = text.partition("\n\n")
+    assert subject.startswith("engram: use [REDACTED]") and len(subject) <= 72
+    assert rest.endswith(f"\n\n{TRAILER}: answer\n") and "[…]" in rest
+    assert message("").startswith("engram: edit proposed by the assistant\n\n")
+    assert not is_engram_commit("fix: a thing\n\nEngram-Edit mentioned in prose\n")
