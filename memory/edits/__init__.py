@@ -6,17 +6,19 @@ an undo. No UI here: every step returns a result with a message.
     applied = apply(prepared, request)        # files written, one commit with a trailer
     undone = undo(root)                       # the last engram commit reverted
 
-``EDIT_FORMAT`` is the system prompt's explanation of the block format.
+Blocks may aim at ``path.py::Qual.name`` to replace a whole definition (functions.py).
+``EDIT_FORMAT`` is the system prompt's explanation of the block format
+(``FUNCTION_EDITS`` one more rule for models that can take it).
 """
 
 from .blocks import has_blocks, parse
 from .commit import apply, message
 from .gitstate import TRAILER, snapshot
-from .instructions import EDIT_FORMAT
+from .instructions import EDIT_FORMAT, FUNCTION_EDITS
 from .prepare import prepare
 from .results import Applied, Edit, FileChange, Parsed, Prepared, Problem, Undone
 from .undo import is_engram_commit, undo
 
-__all__ = ["EDIT_FORMAT", "TRAILER", "Applied", "Edit", "FileChange", "Parsed", "Prepared",
-           "Problem", "Undone", "apply", "has_blocks", "is_engram_commit", "message",
-           "parse", "prepare", "snapshot", "undo"]
+__all__ = ["EDIT_FORMAT", "FUNCTION_EDITS", "TRAILER", "Applied", "Edit", "FileChange",
+           "Parsed", "Prepared", "Problem", "Undone", "apply", "has_blocks",
+           "is_engram_commit", "message", "parse", "prepare", "snapshot", "undo"]

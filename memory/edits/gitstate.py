@@ -67,6 +67,19 @@ def snapshot(root: Path, paths: list[str]) -> dict[str, str]:
     return out
 
 
+def tree_blobs(root: Path, rev: str, paths: list[str]) -> dict[str, str]:
+    """The blob id of each of ``paths`` in commit ``rev`` (absent ones left out)."""
+    if not paths:
+        return {}
+    run(root, "rev-parse", "-q", "--verify", f"{rev}^{{commit}}")
+    out: dict[str, str] = {}
+    for entry in run(root, "ls-tree", "-z", rev, "--", *paths).split(b"\0"):
+        if entry:
+            meta, _, name = entry.partition(b"\t")
+            out[os.fsdecode(name)] = meta.split()[2].decode()
+    return out
+
+
 @dataclass(frozen=True)
 class PathState:
     """What git says about one path before it is edited."""

@@ -16,3 +16,10 @@ Rules:
 - To delete lines, leave REPLACE empty.
 - Use one block per change. Paths are relative to the repository.
 """
+
+# For models that can take one more rule (not needed by small ones).
+FUNCTION_EDITS = """\
+- To replace a whole Python function, method or class, write
+  `@@@ EDIT path/to/file.py::Class.method`, no SEARCH part, and the complete new
+  definition as REPLACE.
+"""

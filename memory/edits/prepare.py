@@ -18,6 +18,7 @@ from memory.redact import redact
 from . import gitstate
 from .blocks import parse
 from .diffs import unified
+from .functions import definition, find_within, replace_definition, split_target
 from .matching import NoMatch, find, substitute
 from .paths import PathRefused, safe_relative
 from .results import Edit, FileChange, Parsed, Prepared, Problem
@@ -36,12 +37,14 @@ class _File:
 
 
 def prepare(root: Path, answer: str | Parsed | Sequence[Edit],
-            seen: Mapping[str, str] | None = None,
+            seen: Mapping[str, str] | None = None, base: str = "",
             max_bytes: int = MAX_FILE_BYTES) -> Prepared:
     """The answer's changes, checked, with a diff per file; nothing is written.
 
-    ``seen``: path -> blob id of the content the model was shown (``gitstate.snapshot``);
-    a file whose content differs now is refused as changed since.
+    What the model saw, when known, makes a file changed since then a refusal:
+    ``seen`` maps paths to the blob id of the content it was shown
+    (``gitstate.snapshot``); ``base`` is the commit the turn started from (a file whose
+    committed content differs between ``base`` and HEAD changed since).
     """
     try:
         top = _git.toplevel(Path(root))
@@ -53,8 +56,9 @@ def prepare(root: Path, answer: str | Parsed | Sequence[Edit],
     if not parsed.edits and not problems:
         return Prepared(False, "the answer holds no edit blocks", top)
     try:
-        files, where, more = _load(top, parsed.edits, seen or {}, max_bytes)
         head = gitstate.head(top)
+        files, where, more = _load(top, parsed.edits, seen or {}, max_bytes)
+        more += _changed_since_base(top, base, head, parsed.edits, where)
     except gitstate.GitFailed as exc:
         return Prepared(False, redact(str(exc)), top)
     problems += more
@@ -85,7 +89,7 @@ def _load(top: Path, edits: Sequence[Edit], seen: Mapping[str, str],
     resolved: dict[int, str] = {}
     for edit in edits:
         try:
-            resolved[edit.block] = safe_relative(top, edit.path)
+            resolved[edit.block] = safe_relative(top, split_target(edit.path)[0])
         except PathRefused as exc:
             problems.append(Problem(edit.block, edit.path, str(exc)))
     first_block = {}
@@ -113,7 +117,7 @@ def _read(top: Path, rel: str, edit: Edit, state: gitstate.PathState,
         return problem(reason)
     full = top / rel
     if not full.exists():
-        if edit.search:
+        if edit.search or split_target(edit.path)[1]:
             return problem("no such file (to create it, leave SEARCH empty)")
         return _File(rel, None, TextLines([]), "100644")
     data = full.read_bytes()
@@ -131,14 +135,22 @@ def _read(top: Path, rel: str, edit: Edit, state: gitstate.PathState,
 def _apply_block(file: _File, edit: Edit) -> Problem | None:
     """Apply one block to ``file`` in memory; the problem if it does not apply."""
     replace = edit.replace.split("\n") if edit.replace else []
-    if not edit.search:
+    qual = split_target(edit.path)[1]
+    if not edit.search and not qual:
         if file.text.lines:
             return Problem(edit.block, file.path, "the file already exists; to change it, "
                            "SEARCH for the lines to replace")
         file.text = TextLines(split_lines("\n".join(replace) + "\n") if replace else [])
         return None
     try:
-        match = find(file.text.lines, edit.search.split("\n"))
+        if qual:
+            span = definition(file.path, qual, file.text)
+            if not edit.search:
+                file.text.lines = replace_definition(file.text, span, replace)
+                return None
+            match = find_within(file.text, span, edit.search.split("\n"))
+        else:
+            match = find(file.text.lines, edit.search.split("\n"))
         file.text.lines = substitute(file.text.lines, match, replace, file.text.newline)
     except NoMatch as exc:
         return Problem(edit.block, file.path, str(exc))
@@ -146,6 +158,24 @@ def _apply_block(file: _File, edit: Edit) -> Problem | None:
         file.notes.append(f"block {edit.block} matched at line {match.start + 1} "
                           f"{match.how}")
     return None
+
+
+def _changed_since_base(top: Path, base: str, head: str, edits: Sequence[Edit],
+                        where: Mapping[int, str]) -> list[Problem]:
+    """A problem for each edited file whose committed content differs from ``base``."""
+    if not base or base == head:
+        return []
+    paths = sorted({where[e.block] for e in edits if e.block in where})
+    try:
+        then = gitstate.tree_blobs(top, base, paths)
+    except gitstate.GitFailed:
+        return [Problem(0, "", f"the commit the answer was based on ({base[:10]}) is not "
+                        "in the repository")]
+    now = gitstate.tree_blobs(top, head, paths) if head else {}
+    first = {where[e.block]: e.block for e in reversed(edits) if e.block in where}
+    return [Problem(first[p], p, f"the file changed since the model saw it (at commit "
+                    f"{base[:10]}); ask again with its current content")
+            for p in paths if then.get(p) != now.get(p)]
 
 
 def _changes(files: Iterable[_File], max_bytes: int,

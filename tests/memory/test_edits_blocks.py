@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.edits import EDIT_FORMAT, parse
+from memory.edits import EDIT_FORMAT, FUNCTION_EDITS, parse
 from memory.edits.blocks import clean_path, has_blocks
 
 ANSWER = """Sure, here is the fix.
@@ -105,3 +105,9 @@ def test_the_system_prompt_example_is_one_valid_block():
     assert parsed.ok and len(parsed.edits) == 1
     assert parsed.edits[0].path == "path/to/file.py"
     assert len(EDIT_FORMAT.split()) < 120  # short enough for a small model's window
+
+
+def test_the_function_rule_names_a_location_the_parser_keeps():
+    assert "::Class.method" in FUNCTION_EDITS
+    parsed = parse("@@@ EDIT a.py::C.m\n@@@ REPLACE\ndef m(self):\n    pass\n@@@ END")
+    assert parsed.ok and parsed.edits[0].path == "a.py::C.m" and parsed.edits[0].search == ""
