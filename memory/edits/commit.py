@@ -18,6 +18,7 @@ from memory.redact import redact
 
 from . import gitstate
 from .gitstate import TRAILER, GitFailed
+from .paths import PathRefused, safe_relative
 from .results import Applied, FileChange, Prepared
 
 SUBJECT_CHARS = 72
@@ -45,7 +46,7 @@ def apply(prepared: Prepared, request: str = "", answer_id: str = "") -> Applied
     root = prepared.root
     try:
         stale = _stale(prepared)
-    except GitFailed as exc:
+    except (GitFailed, OSError) as exc:
         return Applied(False, redact(str(exc)) + "; nothing was written")
     if stale:
         return Applied(False, stale + "; nothing was written (prepare the answer again)")
@@ -69,14 +70,24 @@ def _stale(prepared: Prepared) -> str:
     root = prepared.root
     if gitstate.head(root) != prepared.head:
         return "HEAD moved since the diff was made"
+    busy = gitstate.operation_in_progress(root)
+    if busy:
+        return f"the repository is in the middle of {busy}"
+    for change in prepared.changes:
+        try:
+            safe_relative(root, change.path)  # no symlink or folder appeared on the way
+        except PathRefused as exc:
+            return str(exc)
     states = gitstate.states(root, prepared.paths)
     for change in prepared.changes:
         reason = gitstate.dirty_reason(states[change.path])
         if reason:
             return f"{change.path} {reason}"
         full = root / change.path
-        now = full.read_bytes() if full.is_file() and not full.is_symlink() else None
-        if now != change.before:
+        if change.before is None:
+            if os.path.lexists(full):
+                return f"{change.path} was created since the diff was made"
+        elif full.read_bytes() != change.before:
             return f"{change.path} changed since the diff was made"
     return ""
 

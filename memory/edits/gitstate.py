@@ -49,6 +49,22 @@ def head(root: Path) -> str:
     return out.decode().strip()
 
 
+IN_PROGRESS = {"MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
+               "REVERT_HEAD": "a revert", "rebase-merge": "a rebase",
+               "rebase-apply": "a rebase or git am", "BISECT_LOG": "a bisect"}
+
+
+def operation_in_progress(root: Path) -> str:
+    """The git operation the repository is in the middle of ('' when none)."""
+    names = list(IN_PROGRESS)
+    args = [arg for name in names for arg in ("--git-path", name)]
+    out = text(root, "rev-parse", *args).split("\n")
+    for name, where in zip(names, out, strict=False):
+        if where and (root / where).exists():
+            return IN_PROGRESS[name]
+    return ""
+
+
 def blob_hash(data: bytes, length: int = 40) -> str:
     """The git blob id of ``data`` (SHA-1, or SHA-256 when ``length`` is 64)."""
     algo = hashlib.sha256 if length == 64 else hashlib.sha1

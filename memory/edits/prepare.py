@@ -57,6 +57,10 @@ def prepare(root: Path, answer: str | Parsed | Sequence[Edit],
         return Prepared(False, "the answer holds no edit blocks", top)
     try:
         head = gitstate.head(top)
+        busy = gitstate.operation_in_progress(top)
+        if busy:
+            return Prepared(False, f"the repository is in the middle of {busy}; finish it "
+                            "first (nothing was written)", top)
         files, where, more = _load(top, parsed.edits, seen or {}, max_bytes)
         more += _changed_since_base(top, base, head, parsed.edits, where)
     except gitstate.GitFailed as exc:

@@ -63,6 +63,9 @@ def _undo(top: Path) -> Undone:
     if not is_engram_commit(body):
         return Undone(False, f"HEAD ({head[:10]} '{subject}') is not an edit engram "
                       "applied; nothing was undone")
+    busy = gitstate.operation_in_progress(top)
+    if busy:
+        return Undone(False, f"the repository is in the middle of {busy}; nothing was undone")
     parents = parents_text.split()
     if len(parents) > 1:
         return Undone(False, f"HEAD ({head[:10]}) is a merge; nothing was undone")

@@ -114,6 +114,34 @@ def test_a_new_file_created_between_the_diff_and_yes_is_kept(root):
     assert (root / "new.py").read_text() == "mine = 1\n"
 
 
+def test_a_symlink_or_file_appearing_between_the_diff_and_yes_is_refused(root, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    prepared = prepare(root, block("pkg/new.py", "", "x = 1"))
+    os.symlink(outside, root / "pkg")
+    applied = apply(prepared, "new")
+    assert not applied.ok and "goes through a symlink" in applied.message
+    assert list(outside.iterdir()) == []
+    (root / "pkg").unlink()
+    (root / "pkg").mkdir()
+    (root / "pkg/new.py").mkdir()
+    applied = apply(prepared, "new")
+    assert not applied.ok and "is not a regular file" in applied.message
+
+
+def test_nothing_happens_in_the_middle_of_a_merge(root):
+    assert apply(prepare(root, FIX), "fix").ok
+    merge_head = root / ".git" / "MERGE_HEAD"
+    merge_head.write_text(git(root, "rev-parse", "HEAD"))
+    before = picture(root)
+    refused = prepare(root, block("README.md", "# calc", "# Calc"))
+    assert not refused.ok and "in the middle of a merge" in refused.message
+    assert "in the middle of a merge" in undo(root).message
+    assert picture(root) == before
+    merge_head.unlink()
+    assert undo(root).ok
+
+
 def test_undo_refuses_when_the_files_changed_or_head_is_not_engrams(root):
     assert apply(prepare(root, FIX), "fix").ok
     (root / "app/calc.py").write_text("# rewritten by hand\n")
