@@ -14,10 +14,10 @@ from typing import Any
 
 from memory.lenient_json import MalformedJSON, parse_json
 
-# How a structured call reached its model: the model's own JSON-Schema mode, JSON
-# mode with the schema in the prompt, the prompt alone, or grammar-constrained
-# decoding (the embedded model).
-MODES = ("schema", "json", "prompt", "grammar")
+# How a structured call reached its model (memory/structured.py says what each sends):
+# the JSON-Schema response format, llama.cpp's json_object with a schema, Ollama's
+# format schema, JSON mode, the prompt alone, or the embedded model's grammar.
+MODES = ("schema", "schema_object", "ollama_format", "json", "prompt", "grammar")
 
 
 class SchemaError(ValueError):
@@ -82,9 +82,12 @@ class StructuredStats:
 
     calls: int = 0
     schema: int = 0  # the provider's JSON-Schema mode
+    schema_object: int = 0  # llama.cpp's json_object with a schema
+    ollama_format: int = 0  # Ollama's format schema
     json: int = 0  # JSON mode, schema in the prompt
     prompt: int = 0  # schema in the prompt only
     grammar: int = 0  # constrained decoding on the embedded model
+    refused: int = 0  # requests the endpoint refused for their structured mode (stepped down)
     parsed: int = 0  # calls that ended with a valid value
     first_try: int = 0  # ... without a retry
     retries: int = 0  # corrective retries asked
@@ -103,6 +106,11 @@ class StructuredStats:
     def since(self, before: dict[str, int]) -> dict[str, int]:
         now = self.as_dict()
         return {k: now[k] - before.get(k, 0) for k in now if now[k] - before.get(k, 0)}
+
+    def modes(self) -> dict[str, int]:
+        """The structured calls per mode that answered them (modes never used left out)."""
+        now = self.as_dict()
+        return {mode: now[mode] for mode in MODES if now[mode]}
 
 
 __all__ = ["MODES", "MalformedJSON", "SchemaError", "StructuredStats", "parse_answer", "portable",

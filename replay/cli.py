@@ -31,7 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("source", type=Path)
     parser.add_argument("--backends", default="full,empty,rag",
                         help="comma-separated backend names (oracle: outlines only)")
-    parser.add_argument("--model", default=None, help="answer model (any litellm string)")
+    parser.add_argument("--model", default=None,
+                        help="answer model (any litellm string or a config alias)")
+    _model_arguments(parser)
     parser.add_argument("--mock-user", choices=["template", "llm"], default=None,
                         help="who voices outline queries: template (deterministic, no LLM) "
                              "or llm (LoCoEval's mock user); default: llm with any model "
@@ -101,6 +103,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _model_arguments(parser: argparse.ArgumentParser) -> None:
+    from memory.models import FORCEABLE
+
+    parser.add_argument("--api-base", default=None, metavar="URL",
+                        help="the OpenAI-compatible server of the models, e.g. "
+                             "http://localhost:8000/v1 (default: $ENGRAM_API_BASE)")
+    parser.add_argument("--structured", default=None, choices=FORCEABLE, metavar="MODE",
+                        help="force a structured-output mode (" + ", ".join(FORCEABLE)
+                             + "); default: the strongest the endpoint accepts")
+
+
 def _samples(text: str) -> int:
     try:
         value = int(text)
@@ -166,6 +179,9 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     try:
+        from memory.models import use_cli_settings
+
+        use_cli_settings(args.api_base, args.structured)  # every model call, workers too
         config = _config(args)
     except (BackendOptionError, ValueError) as exc:
         console.print(f"engram replay: {exc}", markup=False)
@@ -271,6 +287,7 @@ def build_command_parser() -> argparse.ArgumentParser:
                         help="with this model: describe each target's core functionality, "
                              "rewrite distractors, and try generation in sample selection "
                              "(default: docstrings, templates, reader-free selection only)")
+    _model_arguments(parser)
     return parser
 
 
@@ -282,6 +299,16 @@ def build(argv: list[str]) -> int:
 
     parser = build_command_parser()
     args = parser.parse_args(argv)
+    try:
+        from memory.llm import LLMError, check_model
+        from memory.models import use_cli_settings
+
+        use_cli_settings(args.api_base, args.structured)
+        if args.model:
+            check_model(args.model)
+    except (LLMError, ValueError) as exc:
+        print(f"engram replay build: {redact(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     if args.qa:
         return build_qa_file(args)
     if args.targets is None:

@@ -15,11 +15,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from tui.cli_errors import CLIError
+from tui.cli_models import (
+    check_model_quickly,
+    cmd_models,
+    model_arguments,
+    structured_summary,
+    use_model_settings,
+)
+
 EXIT_USAGE = 2
-
-
-class CLIError(Exception):
-    """A problem the user can fix; printed without a traceback."""
 
 
 def say(message: str) -> None:
@@ -85,6 +90,7 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
     from memory.llm import LLMError
     from memory.session import SessionOptions, open_session
 
+    use_model_settings(args)
     options = SessionOptions(repo=Path(args.repo), backend=args.backend, model=args.model,
                              data_dir=args.data_dir, max_tokens=args.max_tokens, record=record,
                              shared_memory=args.shared_memory, preload=True,
@@ -136,6 +142,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     session = _session(args, console)
     console.print(f"[dim]model {session.agent.llm.model}, backend {args.backend}[/dim]")
     ok = asyncio.run(_answer(session, args.question, sys.stdout))
+    structured_summary(session.agent, console)
     return 0 if ok else 1
 
 
@@ -145,7 +152,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
                         str(args.max_tokens)] + (["--model", args.model] if args.model else [])
                        + (["--data-dir", str(args.data_dir)] if args.data_dir else [])
                        + [f"--backend-opt={pair}" for pair in args.backend_opt]
-                       + (["--timeout", str(args.timeout)] if args.timeout else []))
+                       + (["--timeout", str(args.timeout)] if args.timeout else [])
+                       + (["--api-base", args.api_base] if args.api_base else [])
+                       + (["--structured", args.structured] if args.structured else []))
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -159,6 +168,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             if query:
                 failures += 0 if await _answer(session, query, sys.stdout) else 1
         await session.agent.end_session()  # cards keeps a summary for later sessions
+        structured_summary(session.agent, console)
         return 1 if failures else 0
 
     return asyncio.run(loop())
@@ -202,36 +212,6 @@ def cmd_backends(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_models(args: argparse.Namespace) -> int:
-    """The embedded models (and whether each can run here), and the default model."""
-    from memory.llm import default_model
-    from memory.local import (
-        LOCAL_MODELS,
-        MODEL_CONTEXT_LENGTH,
-        LocalModelError,
-        engine_available,
-        gguf_path,
-        local_context_window,
-    )
-
-    engine = engine_available()
-    for name, spec in LOCAL_MODELS.items():
-        try:
-            where = str(gguf_path(name))
-            state = "installed" if engine else "weights installed; llama-cpp-python missing"
-        except LocalModelError as exc:
-            where, state = "", f"not installed ({exc})"
-        print(f"local/{name:10} {state}\n  {spec.about}" + (f"\n  {where}" if where else ""))
-    try:
-        window = f"{local_context_window()} tokens"
-    except LocalModelError as exc:
-        window = f"unusable: {exc}"
-    print(f"window of the embedded models: {window} (ENGRAM_LOCAL_CONTEXT, "
-          f"up to {MODEL_CONTEXT_LENGTH})")
-    print(f"default model: {default_model()}  (ENGRAM_MODEL, an API key, else local/smollm2)")
-    return 0
-
-
 APP_USAGE = """\
 the app:
   engram [PATH]            chat with the git repository at PATH (default: here)
@@ -239,6 +219,7 @@ the app:
   engram [PATH] --resume   pick a recorded session to resume
   engram [PATH] --resume ID   resume the recorded session ID
   engram [PATH] --backend NAME --model MODEL --data-dir DIR --max-tokens N --timeout S
+  engram [PATH] --model openai/NAME --api-base http://localhost:8000/v1   a served model
 
 more commands:
   engram replay ...        re-drive recorded or mock-user conversations and score them
@@ -257,8 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--repo", default=".", help="the git repository (default: here)")
         p.add_argument("--backend", default="full", help="memory backend (`engram backends`)")
         p.add_argument("--model", default=None,
-                       help="any litellm model string; default: a keyed provider's small "
-                            "model, else the embedded local/smollm2")
+                       help="any litellm model string or an alias from the config; default: "
+                            "a keyed provider's small model, else the embedded local/smollm2")
         p.add_argument("--data-dir", type=Path, default=None,
                        help="where indexes and sessions live (default: $ENGRAM_HOME or the "
                             "platform data dir)")
@@ -268,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--shared-memory", action="store_true",
                        help="memory backends keep one store per repository, shared by sessions")
         backend_opt_argument(p)
+        model_arguments(p)
 
     ask = sub.add_parser("ask", help="answer one question about the repository")
     ask.add_argument("question")
@@ -299,7 +281,10 @@ def build_parser() -> argparse.ArgumentParser:
     backends = sub.add_parser("backends", help="list the registered memory backends")
     backends.set_defaults(func=cmd_backends)
 
-    models = sub.add_parser("models", help="list the embedded models and the default model")
+    models = sub.add_parser("models", help="list the embedded models, the default model, "
+                                           "aliases and learned structured modes")
+    models.add_argument("--forget", action="store_true",
+                        help="forget the structured modes learned from servers")
     models.set_defaults(func=cmd_models)
     return parser
 
@@ -316,8 +301,10 @@ def app_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", nargs="?", const="", default=None, metavar="ID",
                         help="resume the recorded session ID (without ID: pick one)")
     parser.add_argument("--backend", default="full", help="memory backend")
-    parser.add_argument("--model", default=None, help="any litellm model string")
+    parser.add_argument("--model", default=None,
+                        help="any litellm model string or an alias from the config")
     parser.add_argument("--data-dir", type=Path, default=None)
+    model_arguments(parser)
     parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
     backend_opt_argument(parser)
     parser.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
@@ -376,6 +363,8 @@ def run_app(argv: list[str]) -> int:
     transcript = None
     try:
         _preflight(Path(args.path), args.data_dir, args.backend)
+        use_model_settings(args)
+        check_model_quickly(args.model)
         backend_options = _backend_options(args)
         timeout = llm_timeout(args.timeout)
         if args.resume:

@@ -13,6 +13,16 @@ if TYPE_CHECKING:
     from tui.app import EngramApp
 
 
+def model_aliases() -> list[str]:
+    """The config's model aliases (none when the config cannot be read)."""
+    from memory.models import ModelConfigError, aliases
+
+    try:
+        return list(aliases())
+    except ModelConfigError:
+        return []
+
+
 class EngramCommands(Provider):
     """Every slash command in the palette; those with arguments list their choices."""
 
@@ -30,6 +40,9 @@ class EngramCommands(Provider):
                 entries.append((f"A/B: {app.backend_name} vs {name}",
                                 f"/ab {app.backend_name} {name}",
                                 partial(app.run_slash, f"/ab {app.backend_name} {name}")))
+        for alias in model_aliases():
+            entries.append((f"Model: {alias}", f"/model {alias}",
+                            partial(app.run_slash, f"/model {alias}")))
         for theme in app.theme_names():
             entries.append((f"Theme: {theme}", f"/theme {theme}",
                             partial(app.run_slash, f"/theme {theme}")))

@@ -1,29 +1,14 @@
-"""The user's engram settings (theme, ...), a small JSON file in the config dir."""
+"""The user's engram settings (theme, timeout, model aliases, ...), a small JSON file in
+the config dir. Read in memory/home.py (the engine reads model aliases too); written here."""
 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
+from memory.home import config_path, load_config
 
-def config_path() -> Path:
-    if os.environ.get("ENGRAM_CONFIG"):
-        return Path(os.environ["ENGRAM_CONFIG"])
-    if os.environ.get("ENGRAM_HOME"):  # everything engram keeps, in one place
-        return Path(os.environ["ENGRAM_HOME"]).expanduser() / "config.json"
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("engram")) / "config.json"
-
-
-def load_config() -> dict[str, Any]:
-    try:
-        data = json.loads(config_path().read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+__all__ = ["config_path", "load_config", "save_config"]
 
 
 def save_config(**changes: Any) -> None:

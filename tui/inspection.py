@@ -30,9 +30,25 @@ def turn_notes(agent: Any, turn: Any) -> list[str]:
         return []
     notes = [f"⚠ {i.get('op')} ({i.get('backend')}): {i.get('text', '')}"
              for i in getattr(agent, "memory_issues", []) if i.get("turn") == turn.index]
-    stats = getattr(agent.llm, "stats", None)
-    calls = getattr(stats, "calls", 0)
-    if calls:
-        notes.append(f"structured calls this session: {calls}, parsed "
-                     f"{getattr(stats, 'parsed', 0)}, failed {getattr(stats, 'failed', 0)}")
+    note = structured_note(agent)
+    if note:
+        notes.append(note)
     return notes
+
+
+def structured_note(agent: Any) -> str:
+    """The session's structured calls: how many, the mode that answered them (and the
+    modes refused on the way), parsed and failed, memory updates skipped; "" if none."""
+    stats = getattr(getattr(agent, "llm", None), "stats", None)
+    calls = getattr(stats, "calls", 0)
+    if not calls:
+        return ""
+    modes = ", ".join(f"{mode} {n}" for mode, n in stats.modes().items()) or "none answered"
+    refused = getattr(stats, "refused", 0)
+    llm = agent.llm
+    learned = f"; mode now {llm.structured_mode()}" if refused else ""
+    skipped = sum(1 for i in getattr(agent, "memory_issues", []) if i.get("op") == "skipped")
+    return (f"structured calls this session: {calls} via {modes}"
+            + (f" ({refused} refused, stepped down{learned})" if refused else "")
+            + f", parsed {getattr(stats, 'parsed', 0)}, failed {getattr(stats, 'failed', 0)}"
+            + f", memory updates skipped {skipped}")

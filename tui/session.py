@@ -13,7 +13,15 @@ from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
 from memory.embed import LazyEmbedder
 from memory.home import repo_home
-from memory.llm import LLM, LLMConfig, LLMError, check_model, default_model, import_litellm
+from memory.llm import (
+    LLM,
+    LLMConfig,
+    LLMError,
+    check_model,
+    default_model,
+    import_litellm,
+    route_of,
+)
 from memory.repo import IndexReport, Progress, RepoIndex
 from memory.steering import user_ops
 from memory.store import Store
@@ -89,7 +97,7 @@ def usable_llm(current: LLM, model: str) -> LLM:
         check_model(model)
     except LLMError as exc:
         raise ValueError(str(exc)) from exc
-    if not model.startswith("local/"):
+    if not model.startswith("local/") and not route_of(model).served:  # a server: any key
         litellm = import_litellm()
         try:
             env = litellm.validate_environment(model=model)

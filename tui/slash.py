@@ -16,7 +16,8 @@ class SlashCommand:
 COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("backend", "NAME", "switch the memory backend; the conversation stays"),
     SlashCommand("ab", "A B", "answer the next query with two backends side by side"),
-    SlashCommand("model", "NAME", "switch the model (any litellm model string)"),
+    SlashCommand("model", "NAME",
+                 "switch the model (a litellm model string or an alias from the config)"),
     SlashCommand("compact", "[GUIDANCE]",
                  "summarise the older turns now (compact backend), following GUIDANCE"),
     SlashCommand("remember", "",

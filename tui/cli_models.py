@@ -1,0 +1,125 @@
+"""The ``engram`` command line's model settings: ``--api-base``, ``--structured``, model
+aliases checked before anything opens, ``engram models``, and the structured-output line
+printed after a headless answer. Heavy modules are imported inside the functions."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from tui.cli_errors import CLIError
+
+API_BASE_HELP = ("the OpenAI-compatible server of --model, e.g. http://localhost:8000/v1 "
+                 "(vLLM, llama.cpp, LM Studio, Ollama's /v1); default: $ENGRAM_API_BASE")
+STRUCTURED_HELP = ("force how structured answers are asked for: schema, schema_object, "
+                   "ollama_format, json, prompt or grammar (default: the strongest the "
+                   "endpoint accepts; `engram models` shows what was learned)")
+
+
+def model_arguments(parser: argparse.ArgumentParser) -> None:
+    from memory.models import FORCEABLE
+
+    parser.add_argument("--api-base", default=None, metavar="URL", help=API_BASE_HELP)
+    parser.add_argument("--structured", default=None, choices=FORCEABLE, metavar="MODE",
+                        help=STRUCTURED_HELP)
+
+
+def use_model_settings(args: argparse.Namespace) -> None:
+    """``--api-base`` / ``--structured`` for every model call of this process (CLIError
+    on a bad URL, or an api base for the embedded model)."""
+    from memory.llm import default_model
+    from memory.models import ModelConfigError, use_cli_settings
+
+    if args.api_base and (args.model or default_model()).startswith("local/"):
+        raise CLIError("--api-base points at a server: name its model with --model, e.g. "
+                       "--model openai/NAME (or an alias from the config)")
+    try:
+        use_cli_settings(args.api_base, args.structured)
+    except ModelConfigError as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def check_model_quickly(model: str | None) -> None:
+    """CLIError for an alias that does not exist, a malformed alias or an api base that
+    does not answer; litellm (seconds to import) only for a name without a provider."""
+    from memory.llm import LLMError, check_model, route_of
+    from memory.models import ModelConfigError, probe
+
+    if not model:
+        return
+    try:
+        if "/" not in model and route_of(model).model == model:
+            check_model(model)  # not an alias: litellm may still know a bare name
+        else:
+            probe(route_of(model))
+    except (LLMError, ModelConfigError) as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def structured_summary(agent: Any, console: Any) -> None:
+    """One dim line on stderr: the session's structured calls, the mode that answered
+    them, refusals stepped down from, memory updates skipped."""
+    from tui.inspection import structured_note
+
+    note = structured_note(agent)
+    if note:
+        console.print(f"[dim]{note}[/dim]", highlight=False)
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    """The embedded models (and whether each can run here), the default model, the
+    config's aliases and the structured modes learned from servers."""
+    from memory.llm import default_model
+    from memory.local import (
+        LOCAL_MODELS,
+        MODEL_CONTEXT_LENGTH,
+        LocalModelError,
+        engine_available,
+        gguf_path,
+        local_context_window,
+    )
+
+    engine = engine_available()
+    for name, spec in LOCAL_MODELS.items():
+        try:
+            where = str(gguf_path(name))
+            state = "installed" if engine else "weights installed; llama-cpp-python missing"
+        except LocalModelError as exc:
+            where, state = "", f"not installed ({exc})"
+        print(f"local/{name:10} {state}\n  {spec.about}" + (f"\n  {where}" if where else ""))
+    try:
+        window = f"{local_context_window()} tokens"
+    except LocalModelError as exc:
+        window = f"unusable: {exc}"
+    print(f"window of the embedded models: {window} (ENGRAM_LOCAL_CONTEXT, "
+          f"up to {MODEL_CONTEXT_LENGTH})")
+    print(f"default model: {default_model()}  (ENGRAM_MODEL, an API key, else local/smollm2)")
+    _served_models(args)
+    return 0
+
+
+def _served_models(args: argparse.Namespace) -> None:
+    """The config's model aliases and the structured mode learned per (model, api base)."""
+    from memory import structured
+    from memory.home import config_path
+    from memory.models import ModelConfigError, aliases
+
+    if args.forget:
+        print(f"forgot {structured.forget()} learned structured mode(s)")
+    try:
+        table = aliases()
+    except ModelConfigError as exc:
+        raise CLIError(str(exc)) from exc
+    print(f"aliases ({config_path()}, \"models\"):" + ("" if table else " none"))
+    for alias, entry in table.items():
+        extra = "".join(f", {k} {entry[k]}" for k in ("structured", "api_key_env")
+                        if entry.get(k))
+        print(f"  {alias:10} {entry['model']} @ {entry.get('api_base') or 'its provider'}"
+              + extra)
+    learned = structured.learned_modes()
+    print("structured modes learned (the strongest each endpoint accepted):"
+          + ("" if learned else " none yet"))
+    for entry in learned.values():
+        refused = f"; refused {', '.join(entry['refused'])}" if entry.get("refused") else ""
+        print(f"  {entry['model']} @ {entry['api_base']}: {entry['mode']}{refused} "
+              f"({entry.get('learned', '')})")
