@@ -40,9 +40,10 @@ $(DEV_STAMP): $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/engram .
 
+# the suite on one pytest-xdist worker per core (grouping: pyproject.toml's addopts)
 test: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n auto
 
 bench: $(DEV_STAMP)
 	$(PY) scripts/bench_index.py

@@ -47,6 +47,31 @@ class Script:
 SCRIPT = Script()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``, see pyproject.toml) the tests of a module
+    that share a module-scoped fixture (a demo replay run, a Ray instance) go to one worker,
+    so that fixture is built once as in a serial run; every other test is sent on its own.
+    ``tryfirst``: the group must be marked before xdist reads the marks."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group"):
+            continue
+        if any(defs[-1].scope == "module" for name in info.names_closure
+               if (defs := info.name2fixturedefs.get(name))):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def engram_home(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Each test process (each xdist worker) its own ``$ENGRAM_HOME``: no test reads the
+    developer's settings or caches, and workers never share a data dir. Subprocesses
+    inherit it; a test that needs another one still sets its own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ENGRAM_HOME", str(tmp_path_factory.mktemp("engram-home")))
+        yield
+
+
 def _register_scripted() -> None:
     import litellm
     from litellm.llms.custom_llm import CustomLLM
@@ -254,3 +279,13 @@ def make_agent(tmp_path: Path, embedder: Any, script: Script) -> Callable[..., A
                      config=AgentConfig(max_answer_tokens=max_answer_tokens))
 
     return build
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """llama-cpp-python's OpenAI-compatible server with the shipped SmolLM2 on a free
+    loopback port (one per xdist worker), stopped at the end of the session."""
+    from tests.served import llama_server as start
+
+    with start(tmp_path_factory.mktemp("llama-server")) as served:
+        yield served
