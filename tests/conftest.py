@@ -279,4 +279,3 @@ def make_agent(tmp_path: Path, embedder: Any, script: Script) -> Callable[..., A
                      config=AgentConfig(max_answer_tokens=max_answer_tokens))
 
     return build
-
