@@ -132,3 +132,14 @@ def test_ab_turn_after_the_choice(app_factory, script, snap_compare):
         await settle(pilot)
 
     assert snap_compare(app_factory(), terminal_size=(110, 32), run_before=run_before)
+
+
+def test_every_snapshot_file_has_its_test():
+    """syrupy fails a run on a snapshot no test uses, but not under pytest-xdist (`make test`
+    runs with -n auto): the same check, here."""
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "__snapshots__" / "test_snapshots"
+    tests = {name for name in globals() if name.startswith("test_")}
+    files = {path.stem for path in folder.glob("*.svg")}
+    assert files and files <= tests, sorted(files - tests)
