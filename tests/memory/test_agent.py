@@ -80,3 +80,40 @@ async def test_no_api_key_in_the_transcript(make_agent, script, monkeypatch):
     script.push(f"your key {key} is set")
     await agent.ask(f"is {key} my key?")
     assert key not in agent.transcript.path.read_text()
+
+
+LOOP = ("The price parsing logic is in the parse_price function of money.py. "
+        "It turns the text into a Decimal rounded to cents. ")
+
+
+async def test_an_answer_that_repeats_itself_is_stopped_kept_once_and_recorded(
+        make_agent, script):
+    agent = make_agent("full")
+    script.push("Look in money.py. " + LOOP * 12)
+    pieces: list[str] = []
+    turn = await agent.ask("Where is the price parsing logic?", on_token=pieces.append)
+    assert turn.ok and turn.error is None
+    assert turn.assistant == ("Look in money.py. " + LOOP).rstrip()
+    streamed = "".join(pieces)
+    assert len(streamed) < len("Look in money.py. " + LOOP * 4)  # stopped at the third copy
+    stop = turn.meta["stopped"]
+    assert stop["reason"] == "repetition" and stop["times"] == 3
+    assert turn.usage.get("answer").calls == 1  # what was streamed is counted
+    record = read_transcript(agent.transcript.path).of_type("turn")[0]
+    assert record["assistant"] == turn.assistant
+    assert record["meta"]["stopped"]["reason"] == "repetition"
+    follow = await agent.ask("and then?")  # the next answer streams as usual
+    assert follow.assistant == "scripted answer" and "stopped" not in follow.meta
+
+
+async def test_the_stop_can_be_turned_off_and_spares_ordinary_answers(make_agent, script):
+    import dataclasses
+
+    agent = make_agent("full")
+    answer = "Use parse_price.\n\n```python\n}\n}\n}\n```\n\n- one\n- two\n- three"
+    script.push(answer)
+    assert (await agent.ask("how?")).assistant == answer
+    agent.config = dataclasses.replace(agent.config, stop_repetition=False)
+    script.push(LOOP * 6)
+    turn = await agent.ask("where?", on_token=lambda _: None)
+    assert turn.assistant == LOOP * 6 and "stopped" not in turn.meta
