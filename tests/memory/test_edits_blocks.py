@@ -111,3 +111,13 @@ def test_the_function_rule_names_a_location_the_parser_keeps():
     assert "::Class.method" in FUNCTION_EDITS
     parsed = parse("@@@ EDIT a.py::C.m\n@@@ REPLACE\ndef m(self):\n    pass\n@@@ END")
     assert parsed.ok and parsed.edits[0].path == "a.py::C.m" and parsed.edits[0].search == ""
+
+
+def test_the_worked_example_answers_its_question():
+    from memory.edits.instructions import EXAMPLE_QUESTION, example_messages
+
+    question, answer = example_messages()
+    assert question == {"role": "user", "content": EXAMPLE_QUESTION}
+    (edit,) = parse(answer["content"]).edits
+    assert edit.path == "app.py" and edit.search in EXAMPLE_QUESTION
+    assert example_messages() is not example_messages()
