@@ -24,17 +24,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memory.backends._cards_graph import (
+    ADDITIVE,
     ContextGraph,
     Node,
     body,
     claim,
+    frame,
+    quotes,
     revision_cue,
     subject_key,
 )
+from memory.backends._cards_judge import JUDGES, RevisionJudge
+from memory.backends._cards_revise import Reviser
 from memory.backends._codeast import code_blocks, first_definition
 from memory.backends.base import exchange
 from memory.backends.mem0 import developer_lines, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
+from memory.embed import cosine
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
 from memory.repo import LocationRefused
@@ -186,6 +192,16 @@ class GraphBuilder:
         self.env = env
         self.graph = graph
         self._names: frozenset[str] | None = None
+        self.reviser = Reviser(env.embedder, self.code_of)
+        judge = str(env.options.get("cards_judge", "off"))
+        if judge not in JUDGES:
+            raise ValueError(f"cards_judge must be one of {', '.join(JUDGES)}, not {judge!r}")
+        self.judge = RevisionJudge(env.llm) if judge == "llm" else None
+
+    def code_of(self, name: str) -> str:
+        """The definition of ``name`` in the repository ("" when it has none)."""
+        resolved = self.resolve(name)
+        return resolved[2] if resolved is not None else ""
 
     # -- locations --------------------------------------------------------------------
     def resolve(self, name: str) -> tuple[str, str, str] | None:
@@ -349,18 +365,44 @@ class GraphBuilder:
         bodies = dict(zip((n.id for n in led), vectors[len(nodes) + len(quoted):],
                           strict=True))
         for node in nodes:
-            self._place(node, own[node.id], report, claims.get(node.id), bodies.get(node.id))
+            await self._place(node, own[node.id], report, claims.get(node.id),
+                              bodies.get(node.id))
         for a in nodes:  # the units of one turn belong to one task
             for b in nodes:
                 if a.id < b.id:
                     self.graph.link(a.id, b.id, "task")
         return report
 
-    def _place(self, node: Node, vector: np.ndarray, report: TurnReport,
-               claim_vector: np.ndarray | None = None,
-               body_vector: np.ndarray | None = None) -> None:
+    async def _cue_free(self, node: Node, vector: np.ndarray, body_vector: np.ndarray | None,
+                        taken: list[tuple[Node, float]]) -> list[tuple[Node, float]]:
+        """What ``node`` supersedes by what it says (``_cards_revise``), beside what the
+        graph's rules found (``taken``); the judge, when on, confirms the uncertain ones."""
+        if node.type != "fact" or not node.subject or quotes(node.content):
+            return []
+        done = {old.id for old, _ in taken}
+        others = [o for o in self.graph.about(node.subject)
+                  if o.id != node.id and o.id not in done and o.id in self.graph.vectors]
+        sims = [float(cosine(vector, self.graph.vectors[o.id][None, :])[0]) for o in others]
+        additive = bool(ADDITIVE.search(frame(node.content)))
+        found = []
+        for revision in self.reviser.revisions(node, vector, body_vector,
+                                               list(zip(others, sims, strict=True)), additive):
+            if revision.judged_only and self.judge is None:
+                continue
+            if revision.uncertain and self.judge is not None:
+                verdict = await self.judge.replaces(node.subject, revision.old.content,
+                                                    node.content)
+                if verdict is False or (verdict is None and revision.judged_only):
+                    continue
+            found.append((revision.old, revision.similarity))
+        return found
+
+    async def _place(self, node: Node, vector: np.ndarray, report: TurnReport,
+                     claim_vector: np.ndarray | None = None,
+                     body_vector: np.ndarray | None = None) -> None:
         graph = self.graph
         revised = graph.revisions(node, vector, claim_vector, body_vector)
+        revised += await self._cue_free(node, vector, body_vector, revised)
         if claim_vector is not None:
             graph.claims[node.id] = np.asarray(claim_vector, dtype=np.float32)
         if body_vector is not None:

@@ -77,7 +77,7 @@ _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _LEAD = re.compile(r"^[^\w`(]+")
 # Predicates that hold several values at once: a function may need, reuse or call more
 # than one thing, so a second such statement adds to the first unless it names the same one.
-_ADDITIVE = re.compile(r"\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)\b")
+ADDITIVE = re.compile(r"\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)\b")
 
 
 def frame(text: str) -> str:
@@ -150,7 +150,7 @@ def slot(text: str) -> str:
     """The slot a statement sets: its frame, plus the first value after the subject for
     predicates that hold several values (``needs `re``` and ``needs `json``` differ)."""
     shape = frame(text)
-    if not shape or not _ADDITIVE.search(shape):
+    if not shape or not ADDITIVE.search(shape):
         return shape
     spans = _CODE_SPAN.findall(text)
     return f"{shape} | {spans[1].lower() if len(spans) > 1 else ''}"
@@ -290,7 +290,7 @@ class ContextGraph:
                 if again >= REVISE_AGAIN:
                     found.append((other, again))
             if node.type == "fact" and not cued and sim >= PROVISIONAL \
-                    and provisional(other.content) and not _ADDITIVE.search(frame(node.content)) \
+                    and provisional(other.content) and not ADDITIVE.search(frame(node.content)) \
                     and predicate(node.content) == predicate(other.content) != "" \
                     and (draft is None or sim > draft[1]):
                 draft = (other, sim)

@@ -31,10 +31,12 @@ OPTIONS: dict[str, tuple[type, str]] = {
     "cards_scorer": (str, "cards: utility scorer, proxy (deterministic) or llm (judge)"),
     "cards_packing": (str, "cards: post (select, then compress) or pre (compress first)"),
     "cards_max": (int, "cards: cards in a context at most (12)"),
+    "cards_judge": (str, "cards: a model confirms uncertain revisions, off or llm"),
 }
 CHOICES: dict[str, tuple[str, ...]] = {
     "cards_scorer": ("proxy", "llm"),
     "cards_packing": ("post", "pre"),
+    "cards_judge": ("off", "llm"),
 }
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 

@@ -1,0 +1,291 @@
+"""Revisions without cue words, for the ``cards`` graph: what a later statement supersedes
+by what it says.
+
+A developer rarely announces that a requirement replaces an earlier one; in LoCoEval's
+conversations nothing does (distractors are plain statements of the same shape, only
+their order tells which is current). So, for two facts about the same subject, the later
+one supersedes the earlier when:
+
+- **restating**: it says the same thing with a few words changed (a value swapped, a
+  negation, an opposite word, another exception class): the two, without the subject's
+  name, share most of their words in order (``RESTATE_WORDS``) and are close in meaning
+  (MiniLM cosine ``RESTATE_COS``), or differ only in their values (code spans, numbers,
+  quoted strings, CamelCase names);
+- **same constraint**: both are constraints (errors, validation, limits: the aspect is
+  read from MiniLM similarity to prototype statements of each aspect) and close in
+  meaning without their leads (``CONSTRAINT_NEAR``): a rule about the same condition;
+  a statement that says it adds ("also", "as well") does not replace;
+- **dependency**: both name a dependency in the same frame ("`f` needs `x`"), and the
+  later name is close to the earlier one: a similar name, or the same module and the
+  same kind of thing (class, function, exception, constant) with similar code in the
+  repository. An unrelated new dependency adds to the earlier ones.
+
+The optional revision judge (``_cards_judge``) confirms the uncertain ones (same
+constraint, dependency) with a model, and decides alone on one more case the rules
+leave open: a later description of what the function does, in other words, that may be
+a new description or an added detail. MiniLM's aspect reading is too coarse for that
+(measured on the demo and more-itertools outlines: a "latest description wins" rule
+dropped about one true requirement per stale one it caught), so without the judge both
+stay.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from memory.backends._cards_graph import Node, closed, frame, subject_key
+from memory.embed import Embedder, cosine
+
+RESTATE_WORDS = 0.7  # word-sequence similarity from which a statement restates another
+RESTATE_COS = 0.7  # and the cosine it needs beside
+RESTATE_MIN = 4  # words in common, at least (a three-word rule flips on one word)
+NAME_CLOSE = 0.6  # name similarity from which a later dependency replaces an earlier one
+NAME_NEAR = 0.4  # with the same module and kind, this much name similarity is enough
+ROLE_CLOSE = 0.8  # or this much cosine between the two names' code in the repository
+ASPECT_MARGIN = 0.1  # a statement's aspect must beat the runner-up by this much
+CONVENTION = 0.45  # a convention must also be this close to one of its prototypes
+CONSTRAINT_NEAR = 0.6  # two constraints this close (without their leads) set one rule
+
+# Prototype statements of the aspects a fact about a function may set (our own words,
+# generic): a statement's aspect is the one whose prototypes it is closest to.
+ASPECTS: dict[str, tuple[str, ...]] = {
+    "behaviour": (
+        "The function computes the total of the given values and returns it.",
+        "It converts the input text into a list of records.",
+        "The function splits the items into groups and yields each group in turn.",
+        "It reads the file and returns the parsed contents as a dictionary.",
+        "The method removes the entry and returns what is left.",
+        "It merges the two iterables into one sorted sequence.",
+        "The function formats the amount as a string with a currency sign.",
+    ),
+    "constraint": (
+        "It raises ValueError when the argument is negative.",
+        "An empty input is rejected with an error.",
+        "If the key is missing, the function raises KeyError.",
+        "The argument must be a positive integer, otherwise raise TypeError.",
+        "Invalid values are refused before anything is changed.",
+        "It must never modify its arguments in place.",
+    ),
+    "convention": (
+        "Add type hints to every parameter and to the return value.",
+        "Write a docstring with a short example for each public function.",
+        "Name private helpers with a leading underscore.",
+        "Log through the module logger instead of calling print.",
+        "Use f-strings in the code, not percent formatting.",
+        "Keep each function under forty lines and avoid global variables.",
+    ),
+}
+SINGLE_OR_UNCLEAR = ("behaviour", "")  # what a later description may replace (judge)
+JUDGED_AT_MOST = 2  # descriptions per new fact that the judge is asked about
+_ADDS = re.compile(r"\b(also|as well|too|in addition|additionally|besides|another)\b", re.I)
+
+_SPAN = re.compile(r"`([^`\n]+)`")
+_VALUE = re.compile(r"`[^`\n]+`|\"[^\"\n]*\"|'[^'\n]*'|\b\d+(?:\.\d+)?\b|"
+                    r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b\w+_\w+\b")
+_WORDS = re.compile(r"[A-Za-z0-9_.]+")
+
+
+def _without_subject(text: str, subject: str) -> str:
+    key = subject_key(subject)
+    if not key:
+        return text
+    return re.sub(rf"`?[\w./:]*\b{re.escape(key)}\b(?:\(\))?`?", " ", text, flags=re.I)
+
+
+def words(text: str, subject: str = "") -> list[str]:
+    """The lower-cased words of a statement, its subject's name left out."""
+    return [w.lower().strip(".") for w in _WORDS.findall(_without_subject(text, subject))
+            if w.strip(".")]
+
+
+def value_frame(text: str, subject: str = "") -> str:
+    """A statement with every value masked (code spans, quoted strings, numbers, CamelCase
+    and snake_case names): two statements with the same value frame differ only in values."""
+    masked = _VALUE.sub(" _ ", _without_subject(text, subject))
+    return " ".join(w.lower() for w in _WORDS.findall(masked))
+
+
+def restates(new: str, old: str, subject: str, sim: float) -> float:
+    """How much ``new`` restates ``old`` with something changed (0 when it does not):
+    the same value frame, or most words in the same order and ``sim >= RESTATE_COS``."""
+    a, b = words(new, subject), words(old, subject)
+    if not a or not b:
+        return 0.0
+    frame_a, frame_b = value_frame(new, subject), value_frame(old, subject)
+    if frame_a == frame_b and len(frame_a.split()) >= RESTATE_MIN and a != b:
+        return 1.0
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    common = sum(block.size for block in matcher.get_matching_blocks())
+    ratio = matcher.ratio()
+    if common >= RESTATE_MIN and ratio >= RESTATE_WORDS and sim >= RESTATE_COS:
+        return ratio
+    return 0.0
+
+
+def adds(text: str) -> bool:
+    """Whether a statement says it adds to what was said ("`f` should also ...")."""
+    return bool(_ADDS.search(text))
+
+
+# -- dependencies --------------------------------------------------------------------------
+def dependency(text: str) -> tuple[str, str] | None:
+    """(name, module) a dependency statement names: the code span after its subject and
+    the one after that ("" when none); None when it names no second code span."""
+    spans = _SPAN.findall(text)
+    if len(spans) < 2:
+        return None
+    return spans[1].strip("()"), (spans[2] if len(spans) > 2 else "")
+
+
+def kind(name: str, code: str = "") -> str:
+    """What a name is: exception, class, constant or function (from its definition when the
+    repository has it, else from its spelling)."""
+    last = name.split(".")[-1]
+    head = code.lstrip().split("\n", 1)[0] if code else ""
+    if head.startswith("class "):
+        bases = head.split("(", 1)[1] if "(" in head else ""
+        return "exception" if re.search(r"(Error|Exception|Warning)\b", bases + last) \
+            else "class"
+    if re.search(r"(Error|Exception|Warning)$", last):
+        return "exception"
+    if last.isupper() and len(last) > 1:
+        return "constant"
+    if last[:1].isupper():
+        return "class"
+    return "function"
+
+
+def name_similarity(a: str, b: str) -> float:
+    """Similarity of two names (``parse_day`` / ``parse_date``), by characters and by parts."""
+    a, b = a.split(".")[-1], b.split(".")[-1]
+    chars = difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+    def parts(name: str) -> set[str]:
+        return {p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)}
+
+    pa, pb = parts(a), parts(b)
+    shared = len(pa & pb) / len(pa | pb) if pa and pb else 0.0
+    return max(chars, shared)
+
+
+@dataclass
+class Revision:
+    """An earlier node a new one supersedes, the similarity, the rule and whether a model
+    should confirm it (``uncertain``)."""
+
+    old: Node
+    similarity: float
+    rule: str
+    uncertain: bool = False  # a model may confirm it (the judge, when on)
+    judged_only: bool = False  # applied only when a model confirms it
+
+
+class Reviser:
+    """The cue-free rules, with the embedder (aspect prototypes) and a way to read a
+    name's definition in the repository (``code_of``: name -> code or "")."""
+
+    def __init__(self, embedder: Embedder, code_of: Callable[[str], str]) -> None:
+        self.embedder = embedder
+        self.code_of = code_of
+        self._prototypes: dict[str, np.ndarray] | None = None
+        self._code_vectors: dict[str, np.ndarray | None] = {}
+        self.aspects: dict[str, str] = {}  # node id -> aspect ("" when unclear)
+        self.bodies: dict[str, np.ndarray] = {}  # node id -> the vector aspects were read from
+
+    def _body(self, node: Node) -> np.ndarray:
+        return self.bodies[node.id]
+
+    # -- aspects -----------------------------------------------------------------------
+    def prototypes(self) -> dict[str, np.ndarray]:
+        if self._prototypes is None:
+            texts = [t for group in ASPECTS.values() for t in group]
+            vectors = self.embedder.embed(texts)
+            out, n = {}, 0
+            for name, group in ASPECTS.items():
+                out[name] = np.asarray(vectors[n:n + len(group)], dtype=np.float32)
+                n += len(group)
+            self._prototypes = out
+        return self._prototypes
+
+    def aspect(self, vector: np.ndarray) -> str:
+        """The aspect a statement's (body) vector is closest to, "" when no aspect wins by
+        ``ASPECT_MARGIN``."""
+        scores = sorted(((float(np.max(cosine(vector, protos))), name)
+                         for name, protos in self.prototypes().items()), reverse=True)
+        (best, name), (second, _) = scores[0], scores[1]
+        if best - second < ASPECT_MARGIN or (name == "convention" and best < CONVENTION):
+            return ""
+        return name
+
+    # -- dependencies -------------------------------------------------------------------
+    def _code_vector(self, name: str) -> np.ndarray | None:
+        if name not in self._code_vectors:
+            code = self.code_of(name)
+            self._code_vectors[name] = (np.asarray(self.embedder.embed([code[:2000]])[0],
+                                                   dtype=np.float32) if code else None)
+        return self._code_vectors[name]
+
+    def replaces_dependency(self, new: str, old: str) -> float:
+        """How close the dependency ``new`` names is to the one ``old`` names (0 when it
+        adds instead: an unrelated name)."""
+        a, b = dependency(new), dependency(old)
+        if a is None or b is None or a[0].lower() == b[0].lower():
+            return 0.0
+        names = name_similarity(a[0], b[0])
+        if names >= NAME_CLOSE:
+            return names
+        code_a, code_b = self.code_of(a[0]), self.code_of(b[0])
+        if kind(a[0], code_a) != kind(b[0], code_b):
+            return 0.0
+        same_module = bool(a[1]) and a[1].lower() == b[1].lower()
+        if same_module and names >= NAME_NEAR:
+            return names
+        va, vb = self._code_vector(a[0]), self._code_vector(b[0])
+        if same_module and va is not None and vb is not None:
+            role = float(cosine(va, vb[None, :])[0])
+            if role >= ROLE_CLOSE:
+                return role
+        return 0.0
+
+    # -- one new fact -----------------------------------------------------------------------
+    def revisions(self, node: Node, vector: np.ndarray, body_vector: np.ndarray | None,
+                  others: list[tuple[Node, float]], additive: bool) -> list[Revision]:
+        """What ``node`` (a fact) supersedes among ``others`` (current earlier facts about
+        its subject, with their cosine to it) that the cue rules did not catch."""
+        own = body_vector if body_vector is not None else vector
+        shut = closed(node.content)
+        self.aspects[node.id] = mine = "" if additive or shut else self.aspect(own)
+        self.bodies[node.id] = np.asarray(own, dtype=np.float32)
+        found: list[Revision] = []
+        asked: list[Revision] = []  # for the judge only: the closest descriptions
+        for other, sim in others:
+            if additive:
+                if frame(other.content) == frame(node.content):
+                    close = self.replaces_dependency(node.content, other.content)
+                    if close:
+                        found.append(Revision(other, close, "dependency", uncertain=True))
+                continue
+            if shut or closed(other.content):
+                continue  # a slot with values: the graph's same-slot rule decides
+            score = restates(node.content, other.content, node.subject, sim)
+            if score:
+                found.append(Revision(other, max(sim, score), "restating"))
+                continue
+            theirs = self.aspects.get(other.id, "")
+            if (mine and theirs and mine != theirs) or adds(node.content):
+                continue  # other aspects, or a statement that says it adds
+            if mine == theirs == "constraint":
+                near = float(cosine(own, self._body(other)[None, :])[0])
+                if near >= CONSTRAINT_NEAR:
+                    found.append(Revision(other, near, "aspect:constraint", uncertain=True))
+            elif mine in SINGLE_OR_UNCLEAR and theirs in SINGLE_OR_UNCLEAR:
+                asked.append(Revision(other, sim, "aspect:behaviour", uncertain=True,
+                                      judged_only=True))
+        asked.sort(key=lambda r: -r.similarity)
+        found += asked[:JUDGED_AT_MOST]
+        return found

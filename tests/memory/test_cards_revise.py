@@ -1,0 +1,200 @@
+"""cards: revisions tracked without cue words (LoCoEval's condition: only the order of two
+plain statements tells which is current). No statement here says it revises anything."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from memory.backends import BackendEnv, registry
+from memory.backends._cards_judge import RevisionJudge
+from memory.backends._cards_revise import kind, name_similarity, restates
+from memory.llm import LLM, LLMConfig
+from memory.repo import RepoIndex
+from memory.store import Store
+from tests.conftest import DB, FORMS, make_repo
+from tests.memory.cards_support import said_in_turns
+
+# every cue the cue-based rules know, and the usual ways of saying "this replaces that"
+CUE = re.compile(r"\b(actually|instead|scratch|forget|no longer|anymore|rather|change|"
+                 r"second thought|correction|revis|replace|opposite|from now on|changed|"
+                 r"outdated|obsolete|not:|for now|first version|later|temporar|placeholder|"
+                 r"earlier|previous|update|wrong|mistake)", re.I)
+
+URLS = '''"""URL helpers."""
+
+
+def parse_url(text):
+    """Split a URL into scheme, host, port and path."""
+    scheme, _, rest = text.partition("://")
+    host, _, path = rest.partition("/")
+    return scheme, host, path
+
+
+def split_url(text):
+    """Split a URL string into its scheme, host and path parts."""
+    scheme, _, rest = text.partition("://")
+    return scheme, rest.split("/", 1)
+
+
+def log_event(name, **fields):
+    """Write one event line to the audit log."""
+    print(name, fields)
+'''
+
+
+def no_cue(said):
+    for text in said:
+        assert not CUE.search(text), text
+    return said
+
+
+async def test_parameters_are_revised_by_the_later_list(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    said = no_cue(["`connect` takes (url).", "`connect` raises ValueError on an empty url.",
+                   "`connect` takes (url, timeout=5)."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:2:0"
+
+
+async def test_an_exception_class_is_revised_by_the_later_one(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    said = no_cue(["For `connect`: a refused connection raises ValueError.",
+                   "`connect` takes (url, timeout).",
+                   "For `connect`: a refused connection raises ConnectionError."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:2:0"
+
+
+async def test_a_negated_constraint_is_revised_by_the_later_one(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    said = no_cue(["For `migrate`: steps run in any order and a failure is kept quiet.",
+                   "For `migrate`: steps run in order and a failure is raised at once."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+
+
+async def test_a_behaviour_is_revised_by_a_later_statement_of_it(cards_env, script):
+    """The order and the failure handling of `migrate` said again, changed: the later
+    statement is the current one; a constraint said between them stays."""
+    cards = registry.create("cards", cards_env())
+    said = no_cue(["`migrate` should apply the steps in reverse order and skip a step that "
+                   "fails.",
+                   "For `migrate`: an unknown step name raises KeyError.",
+                   "`migrate` should apply the steps in the given order and stop at the "
+                   "first step that fails."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:2:0"
+
+
+async def test_another_description_of_the_whole_function_needs_the_judge(cards_env, script):
+    """Two descriptions of what `migrate` does, in other words: the rules alone cannot tell
+    a new description from an added detail, so both stay; with the revision judge on,
+    its "replaces" supersedes the earlier one."""
+    said = no_cue(["`migrate` should count the rows of every table and return the totals "
+                   "as a dictionary.",
+                   "`migrate` should return the sum of the lines and the prices in the "
+                   "order."])
+    cards = registry.create("cards", cards_env())
+    assert await said_in_turns(cards, script, said) == said
+    cards = registry.create("cards", cards_env(cards_judge="llm"))
+    script.default = '{"verdict": "replaces"}'
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.builder.judge.stats.confirmed == 1
+
+
+async def test_compatible_facts_about_one_function_both_stay(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    said = no_cue(["`connect` should open a socket to the host and return the connection.",
+                   "For `connect`: an empty url raises ValueError.",
+                   "For `connect`: a timeout below one second is refused with TimeoutError.",
+                   "`connect` should also log the host it connects to.",
+                   "`connect` takes (url, timeout=5).",
+                   "`connect` needs `socket` from the `socket` module."])
+    assert await said_in_turns(cards, script, said) == said
+
+
+@pytest.fixture
+def deps_env(tmp_path, embedder, script):
+    root = make_repo(tmp_path / "repo", {"app/forms.py": FORMS, "app/db.py": DB,
+                                         "app/urls.py": URLS})
+    index = RepoIndex(root, Store(tmp_path / "data" / "index.lance"), embedder)
+    index.refresh()
+
+    def build(**options):
+        return BackendEnv(llm=LLM(LLMConfig(model="scripted/t")), embedder=embedder,
+                          repo=index, data_dir=tmp_path / "home", session_id="s1",
+                          options=options)
+    return build
+
+
+async def test_a_dependency_is_replaced_by_a_close_one_and_added_to_by_another(deps_env,
+                                                                             script):
+    """`split_url` after `parse_url` (same module, a function of the same role, similar
+    code) replaces it; `log_event` (same module, another role) and `render_form` add."""
+    cards = registry.create("cards", deps_env())
+    said = no_cue(["`connect` should reuse `parse_url` from `app/urls.py`.",
+                   "`connect` should reuse `render_form` from `app/forms.py`.",
+                   "`connect` should reuse `split_url` from `app/urls.py`.",
+                   "`connect` should reuse `log_event` from `app/urls.py`."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:2:0"
+
+
+async def test_an_external_dependency_is_replaced_by_a_close_name_not_by_another(cards_env,
+                                                                                 script):
+    cards = registry.create("cards", cards_env())
+    said = no_cue(["`connect` needs `sha1` from the `hashlib` module.",
+                   "`connect` needs `Decimal` from the `decimal` module.",
+                   "`connect` needs `sha256` from the `hashlib` module.",
+                   "`connect` needs `InvalidOperation` from the `decimal` module."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+
+
+def test_restating_needs_most_words_and_meaning():
+    subject = "connect"
+    assert restates("For `connect`: at most 3 retries.", "For `connect`: at most 5 retries.",
+                    subject, 0.9)
+    assert not restates("For `connect`: log every retry to the audit file.",
+                        "For `connect`: at most 5 retries.", subject, 0.4)
+    # the same words but far in meaning (a cosine the caller measured) is not enough
+    assert not restates("`connect` should retry the host twice before failing hard.",
+                        "`connect` should retry the host once before failing softly.",
+                        subject, 0.3)
+
+
+def test_names_compare_by_characters_parts_and_kind():
+    assert name_similarity("parse_day", "parse_date") >= 0.6
+    assert name_similarity("business_days", "InventoryError") < 0.4
+    assert kind("InventoryError") == "exception" and kind("MAX_SIZE") == "constant"
+    assert kind("Decimal") == "class" and kind("islice") == "function"
+    assert kind("Oops", "class Oops(Exception):\n    pass") == "exception"
+
+
+async def test_the_judge_can_keep_both_and_fails_soft(cards_env, script):
+    """With ``cards_judge=llm`` an uncertain revision (a close dependency) is asked: "adds"
+    keeps both; a reply that does not parse leaves the rule's decision (counted)."""
+    from tests.memory.cards_support import facts
+
+    cards = registry.create("cards", cards_env(cards_judge="llm"))
+    from memory.types import Turn
+
+    said = ["`connect` needs `sha1` from the `hashlib` module.",
+            "`connect` needs `sha256` from the `hashlib` module."]
+    script.push(facts((said[0],)))
+    await cards.observe(Turn(0, said[0], "Noted."))
+    script.push(facts((said[1],)), '{"verdict": "adds"}')
+    await cards.observe(Turn(1, said[1], "Noted."))
+    assert all(n.current for n in cards.graph.of_type("fact"))
+    judge = cards.builder.judge
+    assert isinstance(judge, RevisionJudge) and judge.stats.rejected == 1
+    said3 = "`connect` needs `sha512` from the `hashlib` module."
+    script.push(facts((said3,)), "not json", "still not json", "no")
+    await cards.observe(Turn(2, said3, "Noted."))
+    assert judge.stats.failed >= 1
+    assert [n.content for n in cards.graph.current() if n.type == "fact"] == [said3]
+
+
+def test_an_unknown_judge_is_a_clear_error(cards_env):
+    with pytest.raises(ValueError, match="cards_judge"):
+        registry.create("cards", cards_env(cards_judge="maybe"))
