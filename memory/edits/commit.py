@@ -17,7 +17,7 @@ from pathlib import Path
 from memory.redact import redact
 
 from . import gitstate
-from .gitstate import TRAILER, GitFailed
+from .gitstate import TRAILER, TREE_TRAILER, GitFailed
 from .paths import PathRefused, safe_relative
 from .results import Applied, FileChange, Prepared
 
@@ -25,8 +25,9 @@ SUBJECT_CHARS = 72
 BODY_CHARS = 2000
 
 
-def message(request: str, answer_id: str = "") -> str:
-    """The commit message: ``engram: <request's first line>``, the request, the trailer."""
+def message(request: str, answer_id: str = "", tree: str = "") -> str:
+    """The commit message: ``engram: <request's first line>``, the request, the trailers
+    (the answer's id, and the tree committed when known)."""
     request = redact(request.strip())
     first = next((line.strip() for line in request.splitlines() if line.strip()), "")
     subject = first or "edit proposed by the assistant"
@@ -36,7 +37,8 @@ def message(request: str, answer_id: str = "") -> str:
     if len(body) > BODY_CHARS:
         body = body[:BODY_CHARS].rstrip() + "\n[…]"
     ident = " ".join(answer_id.split()) or "answer"
-    return f"engram: {subject}\n\n" + (f"{body}\n\n" if body else "") + f"{TRAILER}: {ident}\n"
+    trailers = f"{TRAILER}: {ident}\n" + (f"{TREE_TRAILER}: {tree}\n" if tree else "")
+    return f"engram: {subject}\n\n" + (f"{body}\n\n" if body else "") + trailers
 
 
 def apply(prepared: Prepared, request: str = "", answer_id: str = "") -> Applied:
@@ -55,7 +57,7 @@ def apply(prepared: Prepared, request: str = "", answer_id: str = "") -> Applied
         for change in prepared.changes:
             _write(root / change.path, change.after, change.mode)
             written.append(change)
-        sha = _commit(root, prepared, message(request, answer_id))
+        sha = _commit(root, prepared, request, answer_id)
     except (OSError, GitFailed) as exc:
         _restore(root, written)
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -145,7 +147,7 @@ def _prune_dirs(root: Path, folder: Path) -> None:
         folder = folder.parent
 
 
-def _commit(root: Path, prepared: Prepared, text: str) -> str:
+def _commit(root: Path, prepared: Prepared, request: str, answer_id: str) -> str:
     """Commit the edited paths on top of HEAD; the real index follows for those paths."""
     paths = prepared.paths
     with tempfile.TemporaryDirectory(prefix="engram-index-") as folder:
@@ -155,6 +157,7 @@ def _commit(root: Path, prepared: Prepared, text: str) -> str:
         gitstate.run(root, "update-index", "--add", "--", *paths, env=env)
         tree = gitstate.text(root, "write-tree", env=env).strip()
     parents = ["-p", prepared.head] if prepared.head else []
+    text = message(request, answer_id, tree)
     sha = gitstate.text(root, "commit-tree", tree, *parents, "-F", "-",
                         data=text.encode()).strip()
     old = _index_entries(root, paths)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TIMEOUT = 60.0
-TRAILER = "Engram-Edit"
+TRAILER = "Engram-Edit"  # names the answer; marks the commit as engram's
+TREE_TRAILER = "Engram-Tree"  # the tree engram committed: an amended commit differs
 
 
 class GitFailed(RuntimeError):

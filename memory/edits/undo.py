@@ -19,10 +19,11 @@ from memory.redact import redact
 
 from . import gitstate
 from .commit import _prune_dirs, _write
-from .gitstate import TRAILER, GitFailed
+from .gitstate import TRAILER, TREE_TRAILER, GitFailed
 from .results import Undone
 
 TRAILER_LINE = re.compile(rf"^{TRAILER}:\s*\S", re.M)
+TREE_LINE = re.compile(rf"^{TREE_TRAILER}:\s*([0-9a-f]{{40,64}})\s*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -58,11 +59,15 @@ def _undo(top: Path) -> Undone:
     head = gitstate.head(top)
     if not head:
         return Undone(False, "nothing to undo: the repository has no commits")
-    info = gitstate.text(top, "show", "-s", "--format=%P%x00%s%x00%B", head)
-    parents_text, subject, body = info.split("\0", 2)
+    info = gitstate.text(top, "show", "-s", "--format=%P%x00%T%x00%s%x00%B", head)
+    parents_text, tree, subject, body = info.split("\0", 3)
     if not is_engram_commit(body):
         return Undone(False, f"HEAD ({head[:10]} '{subject}') is not an edit engram "
                       "applied; nothing was undone")
+    recorded = TREE_LINE.search(body.strip().split("\n\n")[-1])
+    if recorded and recorded.group(1) != tree:
+        return Undone(False, f"HEAD ({head[:10]}) was amended since engram committed it; "
+                      "nothing was undone")
     busy = gitstate.operation_in_progress(top)
     if busy:
         return Undone(False, f"the repository is in the middle of {busy}; nothing was undone")

@@ -46,7 +46,9 @@ def test_a_scripted_answer_is_applied_committed_and_undone_byte_for_byte(root):
     assert git(root, "rev-parse", "HEAD~1").strip() == old_head
     text = git(root, "show", "-s", "--format=%B", "HEAD")
     assert text.startswith("engram: Please fix add(), it subtracts.\n\n")
-    assert f"\n\n{TRAILER}: turn-7\n" in text and is_engram_commit(text)
+    tree = git(root, "rev-parse", "HEAD^{tree}").strip()
+    assert text.rstrip("\n").endswith(f"\n\n{TRAILER}: turn-7\nEngram-Tree: {tree}")
+    assert is_engram_commit(text)
     assert git(root, "log", "-1", f"--format=%(trailers:key={TRAILER},valueonly)").strip() == (
         "turn-7")
     assert sorted(committed_paths(root)) == ["app/calc.py", "tests/test_calc.py"]
@@ -155,6 +157,18 @@ def test_undo_refuses_when_the_files_changed_or_head_is_not_engrams(root):
     assert not refused.ok and "'developer's commit on top') is not an edit engram applied" in (
         refused.message)
     assert picture(root) == before
+
+
+def test_undo_refuses_an_amended_commit(root):
+    assert apply(prepare(root, FIX), "fix").ok
+    (root / "notes.txt").write_text("added to engram's commit by hand\n")
+    git(root, "commit", "-q", "--amend", "--no-edit", "-a")
+    before = picture(root)
+    refused = undo(root)
+    assert not refused.ok and "was amended since engram committed it" in refused.message
+    assert picture(root) == before
+    git(root, "commit", "-q", "--amend", "-m", "fixed by hand")
+    assert "is not an edit engram applied" in undo(root).message
 
 
 def test_undo_refuses_a_commit_already_on_a_remote_branch(root):
