@@ -27,7 +27,7 @@ import re
 
 from .results import Edit, Parsed, Problem
 
-MARKER = re.compile(r"^\s*@{3,}\s*(EDIT|SEARCH|REPLACE|END)\b\s*:?\s*(.*?)\s*$", re.I)
+MARKER = re.compile(r"^\s*@{3,}\s*(EDIT|SEARCH|REPLACE|END)\b\s*(?::(?!:))?\s*(.*?)\s*$", re.I)
 FENCE = re.compile(r"^\s*(```|~~~)")
 PATH_WRAPPING = "`'\"*"
 

@@ -13,18 +13,53 @@ taken; a near miss is named in the refusal, never picked.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
+from dataclasses import replace as with_path
+from typing import TYPE_CHECKING
 
 from .matching import Match, NoMatch, find, substitute
+from .results import Edit, Problem
 from .textfile import TextLines, content
+
+if TYPE_CHECKING:
+    from memory.repo import RepoIndex
 
 DEF_START = ("def ", "async def ", "class ", "@")
 KINDS = ("function", "method", "class")
+KINDS_IN_INDEX = KINDS
 
 
 def split_target(target: str) -> tuple[str, str]:
     """``path::Qual.name`` as (path, qualname); qualname '' for a plain path."""
     path, sep, qual = target.partition("::")
     return (path.strip(), qual.strip().strip("`").strip()) if sep else (target, "")
+
+
+def find_files(edits: Sequence[Edit], index: RepoIndex | None
+               ) -> tuple[list[Edit], list[Problem]]:
+    """Blocks aimed at ``::Qual.name`` (no file) get the file the index holds that
+    definition in, when exactly one file does; the others are returned as they are."""
+    out: list[Edit] = []
+    problems: list[Problem] = []
+    for edit in edits:
+        path, qual = split_target(edit.path)
+        if path or not qual:
+            out.append(edit)
+            continue
+        if index is None:
+            problems.append(Problem(edit.block, edit.path, "name the file: "
+                                    "'@@@ EDIT path/to/file.py::" + qual + "'"))
+            continue
+        files = sorted({c.path for c in index.chunks(KINDS_IN_INDEX) if c.qualname == qual})
+        if len(files) == 1:
+            out.append(with_path(edit, path=f"{files[0]}::{qual}"))
+        elif files:
+            problems.append(Problem(edit.block, edit.path, f"{qual} is defined in "
+                                    f"{len(files)} files ({', '.join(files[:5])}); name one"))
+        else:
+            problems.append(Problem(edit.block, edit.path, f"{qual} is not in the "
+                                    "repository index; name its file"))
+    return out, problems
 
 
 def definition(path: str, qual: str, text: TextLines) -> tuple[int, int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory import _git
 from memory.redact import redact
@@ -18,11 +19,14 @@ from memory.redact import redact
 from . import gitstate
 from .blocks import parse
 from .diffs import unified
-from .functions import definition, find_within, replace_definition, split_target
+from .functions import definition, find_files, find_within, replace_definition, split_target
 from .matching import NoMatch, find, substitute
 from .paths import PathRefused, safe_relative
 from .results import Edit, FileChange, Parsed, Prepared, Problem
 from .textfile import MAX_FILE_BYTES, NotText, TextLines, check_size, decode, split_lines
+
+if TYPE_CHECKING:
+    from memory.repo import RepoIndex
 
 
 @dataclass
@@ -38,13 +42,14 @@ class _File:
 
 def prepare(root: Path, answer: str | Parsed | Sequence[Edit],
             seen: Mapping[str, str] | None = None, base: str = "",
-            max_bytes: int = MAX_FILE_BYTES) -> Prepared:
+            index: RepoIndex | None = None, max_bytes: int = MAX_FILE_BYTES) -> Prepared:
     """The answer's changes, checked, with a diff per file; nothing is written.
 
     What the model saw, when known, makes a file changed since then a refusal:
     ``seen`` maps paths to the blob id of the content it was shown
     (``gitstate.snapshot``); ``base`` is the commit the turn started from (a file whose
-    committed content differs between ``base`` and HEAD changed since).
+    committed content differs between ``base`` and HEAD changed since). ``index`` finds
+    the file of a block aimed at ``::Qual.name`` alone.
     """
     try:
         top = _git.toplevel(Path(root))
@@ -55,18 +60,20 @@ def prepare(root: Path, answer: str | Parsed | Sequence[Edit],
     problems = list(parsed.problems)
     if not parsed.edits and not problems:
         return Prepared(False, "the answer holds no edit blocks", top)
+    edits, unfound = find_files(parsed.edits, index)
+    problems += unfound
     try:
         head = gitstate.head(top)
         busy = gitstate.operation_in_progress(top)
         if busy:
             return Prepared(False, f"the repository is in the middle of {busy}; finish it "
                             "first (nothing was written)", top)
-        files, where, more = _load(top, parsed.edits, seen or {}, max_bytes)
-        more += _changed_since_base(top, base, head, parsed.edits, where)
+        files, where, more = _load(top, edits, seen or {}, max_bytes)
+        more += _changed_since_base(top, base, head, edits, where)
     except gitstate.GitFailed as exc:
         return Prepared(False, redact(str(exc)), top)
     problems += more
-    for edit in parsed.edits:
+    for edit in edits:
         file = files.get(where.get(edit.block, ""))
         if file is not None:
             problem = _apply_block(file, edit)

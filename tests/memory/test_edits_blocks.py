@@ -111,6 +111,8 @@ def test_the_function_rule_names_a_location_the_parser_keeps():
     assert "::Class.method" in FUNCTION_EDITS
     parsed = parse("@@@ EDIT a.py::C.m\n@@@ REPLACE\ndef m(self):\n    pass\n@@@ END")
     assert parsed.ok and parsed.edits[0].path == "a.py::C.m" and parsed.edits[0].search == ""
+    assert parse("@@@ EDIT ::C.m\n@@@ REPLACE\nx\n@@@ END").edits[0].path == "::C.m"
+    assert parse("@@@ EDIT: ::C.m\n@@@ REPLACE\nx\n@@@ END").edits[0].path == "::C.m"
 
 
 def test_the_worked_example_answers_its_question():

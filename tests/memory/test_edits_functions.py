@@ -89,3 +89,27 @@ def test_an_answer_based_on_an_older_commit_is_refused_for_files_changed_since(r
     assert f"changed since the model saw it (at commit {base[:10]})" in refused.message
     unknown = prepare(root, edit, base="0" * 40)
     assert not unknown.ok and "is not in the repository" in unknown.message
+
+
+def test_a_definition_named_without_its_file_is_found_through_the_index(demo_repo, embedder):
+    from memory.repo import RepoIndex
+    from memory.store import Store
+
+    index = RepoIndex(demo_repo, Store(demo_repo.parent / "data" / "index.lance"), embedder)
+    index.refresh()
+    bare = METHOD.replace("app/forms.py::", "::")
+    prepared = prepare(demo_repo, bare, index=index)
+    assert prepared.ok, prepared.message
+    assert prepared.paths == ["app/forms.py"]
+    assert "name the file" in prepare(demo_repo, bare).message
+    missing = prepare(demo_repo, bare.replace("Form.validate_input", "Nope.nothing"),
+                      index=index)
+    assert not missing.ok and "Nope.nothing is not in the repository index" in missing.message
+    (demo_repo / "app/more.py").write_text("def connect(url):\n    return url\n")
+    git(demo_repo, "add", "app/more.py")
+    git(demo_repo, "commit", "-qm", "two connects")
+    index.refresh()
+    twice = prepare(demo_repo, "@@@ EDIT ::connect\n@@@ REPLACE\ndef connect():\n"
+                    "    pass\n@@@ END\n", index=index)
+    assert not twice.ok
+    assert "connect is defined in 2 files (app/db.py, app/more.py); name one" in twice.message
