@@ -6,7 +6,7 @@ The modes, strongest first (what the request carries besides the messages):
 - ``schema``: OpenAI's ``response_format: {"type": "json_schema", ...}`` (vLLM, LM Studio,
   SGLang, llama.cpp's C++ server, Ollama's /v1, the big providers).
 - ``schema_object``: llama.cpp's ``{"type": "json_object", "schema": ...}``
-  (llama-cpp-python's server decodes under it).
+  (llama-cpp-python's server decodes under it); the whole schema, as ``grammar`` gets.
 - ``ollama_format``: Ollama's ``format`` field holding the schema.
 - ``json``: JSON mode (``{"type": "json_object"}``): valid JSON, any shape.
 - ``prompt``: nothing but the schema in the prompt.
@@ -67,8 +67,8 @@ def request(mode: str, schema: dict[str, Any], name: str,
         return {"response_format": {"type": "json_schema", "json_schema": {
             "name": name, "schema": sent, "strict": True}}}, None
     told = schema_instruction(schema)
-    if mode == "schema_object":
-        return {"response_format": {"type": "json_object", "schema": sent}}, told
+    if mode == "schema_object":  # llama.cpp builds its grammar from all of it, lengths too
+        return {"response_format": {"type": "json_object", "schema": schema}}, told
     if mode == "ollama_format":
         if route.provider in OLLAMA:
             return {"format": sent}, told

@@ -63,7 +63,7 @@ def structured_summary(agent: Any, console: Any) -> None:
 
     note = structured_note(agent)
     if note:
-        console.print(f"[dim]{note}[/dim]", highlight=False)
+        console.print(f"[dim]{note}[/dim]", highlight=False, soft_wrap=True)
 
 
 def cmd_models(args: argparse.Namespace) -> int:

@@ -80,7 +80,7 @@ def test_a_key_is_read_from_the_environment_or_a_key_file_at_call_time(home, tmp
 
 @pytest.mark.parametrize("base", ["localhost:8000", "ftp://h/v1", "http://", "http://h:x/v1"])
 def test_a_bad_api_base_is_a_clear_error(base):
-    with pytest.raises(LLMError, match="not an http|bad port"):
+    with pytest.raises(LLMError, match=r"not an http|bad port"):
         check_model("openai/x", api_base=base)
 
 
