@@ -12,12 +12,12 @@ Blocks may aim at ``path.py::Qual.name`` to replace a whole definition (function
 """
 
 from .blocks import has_blocks, parse
+from .check import prepare
 from .commit import apply, message
 from .gitstate import TRAILER, snapshot
 from .instructions import EDIT_FORMAT, FUNCTION_EDITS
-from .prepare import prepare
 from .results import Applied, Edit, FileChange, Parsed, Prepared, Problem, Undone
-from .undo import is_engram_commit, undo
+from .revert import is_engram_commit, undo
 
 __all__ = ["EDIT_FORMAT", "FUNCTION_EDITS", "TRAILER", "Applied", "Edit", "FileChange",
            "Parsed", "Prepared", "Problem", "Undone", "apply", "has_blocks",

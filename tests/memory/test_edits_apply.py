@@ -1,4 +1,4 @@
-"""memory/edits/commit.py and undo.py on real repositories: an answer applied is one
+"""memory/edits/commit.py and revert.py on real repositories: an answer applied is one
 commit of its files only; undo puts the tree back byte for byte; the developer's
 uncommitted work is never lost, touched or committed."""
 
@@ -232,3 +232,46 @@ def test_the_commit_message_names_the_request_without_secrets(monkeypatch):
     assert rest.endswith(f"\n\n{TRAILER}: answer\n") and "[…]" in rest
     assert message("").startswith("engram: edit proposed by the assistant\n\n")
     assert not is_engram_commit("fix: a thing\n\nEngram-Edit mentioned in prose\n")
+
+
+def failing_second_write(monkeypatch, module):
+    """Make ``module._write`` fail on its second call (a full disk, say)."""
+    real = module._write
+    calls = []
+
+    def write(path, data, mode):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(path, data, mode)
+
+    monkeypatch.setattr(module, "_write", write)
+    return calls
+
+
+TWO_FILES = FIX + block("README.md", "# calc", "# Calc")
+
+
+def test_a_failed_write_during_apply_puts_everything_back(root, monkeypatch):
+    import memory.edits.commit as commit
+
+    before = picture(root)
+    prepared = prepare(root, TWO_FILES)
+    calls = failing_second_write(monkeypatch, commit)
+    applied = apply(prepared, "two files")
+    assert not applied.ok and "No space left on device" in applied.message
+    assert len(calls) >= 3  # the failed one, and the first file put back
+    assert picture(root) == before
+
+
+def test_a_failed_write_during_undo_puts_the_commit_back(root, monkeypatch):
+    import memory.edits.revert as undo_module
+
+    assert apply(prepare(root, TWO_FILES), "two files").ok
+    before = picture(root)
+    failing_second_write(monkeypatch, undo_module)
+    undone = undo(root)
+    assert not undone.ok and "undo failed: No space left on device" in undone.message
+    assert picture(root) == before
+    monkeypatch.undo()
+    assert undo(root).ok

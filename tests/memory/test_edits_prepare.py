@@ -1,4 +1,4 @@
-"""memory/edits/prepare.py: every block checked against a real repository before
+"""memory/edits/check.py (prepare): every block checked against a real repository before
 anything is written; refusals say why and leave the tree as it was."""
 
 from __future__ import annotations

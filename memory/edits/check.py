@@ -131,7 +131,10 @@ def _read(top: Path, rel: str, edit: Edit, state: gitstate.PathState,
         if edit.search or split_target(edit.path)[1]:
             return problem("no such file (to create it, leave SEARCH empty)")
         return _File(rel, None, TextLines([]), "100644")
-    data = full.read_bytes()
+    try:
+        data = full.read_bytes()
+    except OSError as exc:
+        return problem(f"cannot be read ({exc.strerror or exc})")
     known = seen.get(rel, "").removeprefix("blob:")
     if known and known != gitstate.blob_hash(data, len(known)):
         return problem("the file changed since the model saw it; ask again with its "

@@ -129,12 +129,30 @@ def _changed_since(top: Path, changes: list[_Change]) -> str:
 
 
 def _restore(top: Path, changes: list[_Change]) -> None:
-    for change in changes:
-        full = top / change.path
-        if change.status == "A":
-            full.unlink()
-            _prune_dirs(top, full.parent)
-        else:
-            data = gitstate.run(top, "cat-file", "--filters", f"--path={change.path}",
-                                change.old_blob)
-            _write(full, data, change.old_mode)
+    """Give each file its content before the commit; on a failure, put the ones already
+    done back to the commit's content and raise."""
+    done: list[_Change] = []
+    try:
+        for change in changes:
+            _put(top, change, before=True)
+            done.append(change)
+    except (OSError, GitFailed):
+        for change in reversed(done):
+            try:
+                _put(top, change, before=False)
+            except (OSError, GitFailed):
+                continue  # best effort; the refusal says undo failed
+        raise
+
+
+def _put(top: Path, change: _Change, before: bool) -> None:
+    full = top / change.path
+    status = change.status if before else {"A": "D", "D": "A"}.get(change.status, "M")
+    if status == "A":  # the file did not exist on this side
+        full.unlink()
+        _prune_dirs(top, full.parent)
+        return
+    blob, mode = (change.old_blob, change.old_mode) if before else (
+        change.new_blob, change.new_mode)
+    data = gitstate.run(top, "cat-file", "--filters", f"--path={change.path}", blob)
+    _write(full, data, mode)
