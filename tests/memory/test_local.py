@@ -88,3 +88,53 @@ def test_a_prompt_over_the_window_is_refused_clearly(model):
 
     with pytest.raises(LocalModelError, match="exceeds the 4096-token window"):
         model.generate([{"role": "user", "content": "word " * 9000}], {"max_tokens": 8})
+
+
+QUESTION = "How are prices parsed?"
+LOOPING = [  # the agent's prompt without a repository: SmolLM2 decoding greedily loops
+    {"role": "system", "content": "You are engram, a coding assistant in a developer's "
+     "terminal, talking about the git repository (no repository). Answer precisely and briefly. "
+     "Follow the developer's latest decisions: when a requirement was revised, the newer "
+     "one wins. When you write code, use the repository's own names and conventions shown "
+     "below, and give complete code blocks."},
+    {"role": "user", "content": QUESTION},
+]
+
+
+def test_free_text_is_sampled_as_the_card_says_and_a_loop_is_stopped(model, monkeypatch):
+    from memory.local import GREEDY, LOCAL_MODELS
+    from memory.repetition import find_repetition
+
+    assert model.sampling == LOCAL_MODELS["smollm2"].sampling
+    assert model.sampling.temperature > 0 and model.sampling.repeat_penalty > 1
+    model.llama.reset()  # read the prompt afresh: a cached prefix shifts greedy choices
+    sampled = model.generate(LOOPING, {"max_tokens": 400})
+    assert sampled.repeated is None and find_repetition(sampled.text) is None
+    assert sampled.text.strip()
+
+    monkeypatch.setattr(model, "sampling", GREEDY)  # what engram did before
+    model.llama.reset()
+    greedy = model.generate(LOOPING, {"max_tokens": 400})
+    assert greedy.repeated is not None  # it looped, and was stopped there
+    assert greedy.completion_tokens < 400
+    assert find_repetition(greedy.text) is None and greedy.text.strip()
+    assert len(greedy.text) == len(greedy.text[:greedy.repeated.keep].rstrip())
+
+
+async def test_the_agent_stops_a_looping_answer_of_the_real_model(model, make_agent,
+                                                                   monkeypatch):
+    from memory.local import GREEDY
+    from memory.repetition import find_repetition
+    from memory.transcript import read_transcript
+
+    agent = make_agent("empty", model="local/smollm2", repo=False, max_answer_tokens=400)
+    monkeypatch.setattr(model, "sampling", GREEDY)
+    model.llama.reset()
+    pieces: list[str] = []
+    turn = await agent.ask(QUESTION, on_token=pieces.append)
+    assert turn.ok and turn.meta["stopped"]["reason"] == "repetition"
+    assert find_repetition(turn.assistant) is None
+    assert find_repetition("".join(pieces)) is not None  # what streamed did repeat
+    assert turn.usage.get("answer").completion_tokens < 400
+    record = read_transcript(agent.transcript.path).of_type("turn")[-1]
+    assert record["meta"]["stopped"]["times"] >= 3
