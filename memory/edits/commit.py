@@ -5,6 +5,10 @@ the developer has staged or changed in other files stays exactly as it was and i
 not committed. Before writing, every file is checked again (same bytes as when the
 diff was made, still clean, HEAD unmoved); a failure at any step puts the files and
 the index back and says what happened.
+
+The commit is made with git's plumbing (``commit-tree``, ``update-ref``): no hooks run
+and no signing is asked for, so what is committed is exactly the diff the developer
+saw; the author is git's configured identity.
 """
 
 from __future__ import annotations
