@@ -115,6 +115,8 @@ class _Reader:
                 self.part = "orphan"
         elif keyword == "end" and self.part == "replace":
             self.close_block()
+        elif keyword == "end":
+            self.empty_edit()  # '@@@ EDIT x' then '@@@ END' at once
         self.after_edit = False
 
     def line(self, text: str) -> None:

@@ -88,6 +88,14 @@ def test_malformed_blocks_are_reported_with_their_number_and_good_ones_kept():
     assert str(parsed.problems[0]).startswith("block 1: ")
 
 
+def test_an_edit_line_without_a_block_is_reported():
+    for answer in ("@@@ EDIT a.py\n@@@ END\n", "@@@ EDIT a.py\nsome code\n```\n",
+                   "@@@ EDIT a.py\ndef f():\n    pass\n@@@ EDIT b.py\n@@@ REPLACE\nx\n@@@ END"):
+        parsed = parse(answer)
+        assert [(p.block, p.path) for p in parsed.problems] == [(1, "a.py")], answer
+        assert "followed by no SEARCH/REPLACE block" in parsed.problems[0].message
+
+
 def test_prose_alone_has_no_blocks():
     assert not has_blocks("Use `x = 1` here.\n```python\nx = 1\n```")
     assert parse("No edit, just advice.") == parse("")
