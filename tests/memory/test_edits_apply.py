@@ -79,7 +79,10 @@ def test_uncommitted_work_in_other_files_stays_as_it_was_and_is_not_committed(ro
     git(root, "add", "README.md")
     (root / "README.md").write_text("# calc, staged, then changed again\n")
     (root / "scratch.py").write_text("untracked = True\n")
-    mine = {p: (root / p).read_bytes() for p in ("notes.txt", "README.md", "scratch.py")}
+    (root / "staged_new.py").write_text("staged = True\n")
+    git(root, "add", "staged_new.py")
+    mine = {p: (root / p).read_bytes()
+            for p in ("notes.txt", "README.md", "scratch.py", "staged_new.py")}
     status = git(root, "status", "--porcelain")
     staged = git(root, "diff", "--cached")
     applied = apply(prepare(root, FIX), "fix add")
@@ -178,6 +181,14 @@ def test_undo_refuses_a_commit_already_on_a_remote_branch(root):
     refused = undo(root)
     assert not refused.ok and "already on origin/main" in refused.message
     assert picture(root) == before
+
+
+def test_undo_keeps_an_untracked_file_put_in_a_folder_engram_created(root):
+    assert apply(prepare(root, block("pkg/new.py", "", "x = 1")), "new").ok
+    (root / "pkg/mine.txt").write_text("mine\n")
+    assert undo(root).ok
+    assert not (root / "pkg/new.py").exists()
+    assert (root / "pkg/mine.txt").read_text() == "mine\n"
 
 
 def test_the_first_commit_of_an_empty_repository_and_its_undo(tmp_path):
