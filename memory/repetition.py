@@ -10,7 +10,8 @@ lines. Fenced code blocks are one unit each, so a block whose lines repeat (``}`
 blank lines, ``pass``) is never taken for a loop; only the same whole block again is.
 A unit is compared by its words, without list markers or numbering. Two rules:
 
-- **count**: a long unit (at least ``long_words`` words) seen ``times`` times;
+- **count**: a long line (at least ``long_words`` words; a line as far as it has been
+  read, so a paragraph counts by its first sentences) seen ``times`` times;
 - **cycle**: the last units are one block of up to ``max_period`` units repeated
   ``times`` times in a row, the copies together at least ``cycle_chars`` characters
   (two sentences said over and over; short units too, once they add up).
@@ -68,6 +69,8 @@ class RepetitionDetector:
     text: str = ""
     _buffer: str = ""  # the unit being read
     _line: str = ""  # the line being read
+    _line_begin: int = 0  # where it began
+    _line_keys: list[str] = field(default_factory=list)  # its units so far
     _in_code: bool = False
     _code_start: int = 0
     _units: list[_Unit] = field(default_factory=list)
@@ -102,6 +105,7 @@ class RepetitionDetector:
             elif not self._in_code:
                 self._close(self._buffer, end=end - 1)
             self._restart()
+            self._line_begin, self._line_keys = end, []
             return self.found is not None
         self._line += char
         if self._in_code:
@@ -119,22 +123,31 @@ class RepetitionDetector:
             self._in_code, self._code_start = True, line_start
             return
         self._in_code = False
-        self._close(self.text[self._code_start:end], start=self._code_start, end=end)
+        self._close(self.text[self._code_start:end], start=self._code_start, end=end,
+                    block=True)
 
     def _restart(self) -> None:
         self._buffer = ""
         self._tail_checked = 0
 
-    def _close(self, raw: str, *, end: int, start: int | None = None) -> None:
+    def _close(self, raw: str, *, end: int, start: int | None = None,
+               block: bool = False) -> None:
         start = end - len(raw) if start is None else start
         key = _key(raw)
         if not key or self.found is not None:
             return
         self._units.append(_Unit(key, start, end))
-        places = self._seen.setdefault(key, [])
-        places.append(start)
-        if len(places) >= self.times and len(key.split()) >= self.long_words:
-            self.found = Repetition(key, len(places), "count", places[1])
+        # counted: the line up to this unit, so that one clause shared by different
+        # list items ("Raises X if qty is not positive.") is not taken for a loop
+        if block:
+            line, line_start = key, start
+        else:
+            self._line_keys.append(key)
+            line, line_start = " / ".join(self._line_keys), self._line_begin
+        places = self._seen.setdefault(line, [])
+        places.append(line_start)
+        if len(places) >= self.times and len(line.split()) >= self.long_words:
+            self.found = Repetition(line, len(places), "count", places[1])
             return
         self._check_cycle()
 

@@ -153,6 +153,12 @@ LIST = """The module defines:
 - `split_batches(items, size)`: cuts a list into batches.
 - `stock_report(stock, prices)`: one line per SKU.
 
+Methods:
+- `add(sku, qty)`: adds units. Raises `InventoryError` when qty is not a positive number.
+- `remove(sku, qty)`: takes units out. Raises `InventoryError` when qty is not a positive number.
+- `reserve(sku, qty)`: holds units. Raises `InventoryError` when qty is not a positive number.
+- `release(sku, qty)`: frees units. Raises `InventoryError` when qty is not a positive number.
+
 Next steps:
 - Run the tests.
 - Run the tests again after the change.
