@@ -116,6 +116,7 @@ class Answer:
     looped: bool
     repeated: bool
     error: str | None
+    stop: dict[str, Any] | None = None  # turn.meta["stopped"]: the rule, what repeated
 
 
 def apply_setting(agent: Any, setting: str) -> None:
@@ -147,7 +148,8 @@ async def ask(agent: Any, setting: str, question: str) -> Answer:
     looped = stopped or find_repetition(turn.assistant) is not None
     return Answer(setting, question, turn.assistant, first[0] if first else float("nan"),
                   seconds, turn.usage.get("answer").completion_tokens, stopped, looped,
-                  has_repeated_paragraph(turn.assistant), turn.error)
+                  has_repeated_paragraph(turn.assistant), turn.error,
+                  turn.meta.get("stopped"))
 
 
 def summary(answers: list[Answer]) -> dict[str, Any]:
