@@ -17,8 +17,9 @@ A unit is compared by its words, without list markers or numbering. Two rules:
   (two sentences said over and over; short units too, once they add up).
 
 A run of text with no unit boundary at all is checked for a repeating tail once it is
-long. Work per piece is a scan of the new characters; per unit a dict update and at
-most ``max_period * times`` comparisons.
+long. Work per piece is a scan of the new characters; per unit a dict update and, for
+each period up to ``max_period``, a walk back over the units that repeat (a few, as a
+loop is stopped at its third copy).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ _WORD = re.compile(r"[^\W_]", re.UNICODE)  # a unit needs a letter or digit to c
 class Repetition:
     """What repeated: a unit's text, how many times it was seen, the rule that fired
     (``count`` or ``cycle``) and ``keep``: the length of the text worth keeping (up to
-    the end of the first copy, or the start of the copy that made it ``times``)."""
+    the end of the first copy, or the start of the line of the second)."""
 
     unit: str
     times: int
