@@ -24,13 +24,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memory.backends._cards_graph import (
-    ADDITIVE,
     ContextGraph,
     Node,
     body,
     claim,
-    frame,
-    quotes,
     revision_cue,
     subject_key,
 )
@@ -40,7 +37,6 @@ from memory.backends._codeast import code_blocks, first_definition
 from memory.backends.base import exchange
 from memory.backends.mem0 import developer_lines, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
-from memory.embed import cosine
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
 from memory.repo import LocationRefused
@@ -373,36 +369,14 @@ class GraphBuilder:
                     self.graph.link(a.id, b.id, "task")
         return report
 
-    async def _cue_free(self, node: Node, vector: np.ndarray, body_vector: np.ndarray | None,
-                        taken: list[tuple[Node, float]]) -> list[tuple[Node, float]]:
-        """What ``node`` supersedes by what it says (``_cards_revise``), beside what the
-        graph's rules found (``taken``); the judge, when on, confirms the uncertain ones."""
-        if node.type != "fact" or not node.subject or quotes(node.content):
-            return []
-        done = {old.id for old, _ in taken}
-        others = [o for o in self.graph.about(node.subject)
-                  if o.id != node.id and o.id not in done and o.id in self.graph.vectors]
-        sims = [float(cosine(vector, self.graph.vectors[o.id][None, :])[0]) for o in others]
-        additive = bool(ADDITIVE.search(frame(node.content)))
-        found = []
-        for revision in self.reviser.revisions(node, vector, body_vector,
-                                               list(zip(others, sims, strict=True)), additive):
-            if revision.judged_only and self.judge is None:
-                continue
-            if revision.uncertain and self.judge is not None:
-                verdict = await self.judge.replaces(node.subject, revision.old.content,
-                                                    node.content)
-                if verdict is False or (verdict is None and revision.judged_only):
-                    continue
-            found.append((revision.old, revision.similarity))
-        return found
-
     async def _place(self, node: Node, vector: np.ndarray, report: TurnReport,
                      claim_vector: np.ndarray | None = None,
                      body_vector: np.ndarray | None = None) -> None:
         graph = self.graph
         revised = graph.revisions(node, vector, claim_vector, body_vector)
-        revised += await self._cue_free(node, vector, body_vector, revised)
+        if node.type == "fact":  # what it supersedes by what it says (no cue needed)
+            revised += await self.reviser.supersedes(graph, node, vector, body_vector,
+                                                     revised, self.judge)
         if claim_vector is not None:
             graph.claims[node.id] = np.asarray(claim_vector, dtype=np.float32)
         if body_vector is not None:

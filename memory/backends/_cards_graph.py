@@ -11,11 +11,13 @@ earlier one about the same subject: the earlier is superseded, kept for history,
 never current), ``precondition`` (a fact that names another subject -> the current
 facts about that subject), ``task`` (units that came from the same turn).
 
-Revision is decided without a model: the same subject, and either a revision cue in
-the newer fact ("actually", "instead", "scratch that", ...), near-identical meaning
-(cosine >= ``REVISE``), the same slot, or an earlier statement that said it was
-provisional ("for now", "for a first version"). A fact without a subject is compared by
-meaning alone.
+Revision is decided without a model: the same subject, and near-identical meaning
+(cosine >= ``REVISE``), the same slot, or what ``_cards_revise`` reads from the two
+statements (a restated value, a constraint about the same condition, a close
+dependency): no cue word is needed. Cues still help when they are there: a revision
+cue in the newer fact ("actually", "instead", "scratch that", ...) or an earlier
+statement that said it was provisional ("for now", "for a first version"). A fact
+without a subject is compared by meaning alone.
 """
 
 from __future__ import annotations

@@ -38,7 +38,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory.backends._cards_graph import Node, closed, frame, subject_key
+from memory.backends._cards_graph import (
+    ADDITIVE,
+    ContextGraph,
+    Node,
+    closed,
+    frame,
+    quotes,
+    subject_key,
+)
+from memory.backends._cards_judge import RevisionJudge
 from memory.embed import Embedder, cosine
 
 RESTATE_WORDS = 0.7  # word-sequence similarity from which a statement restates another
@@ -197,8 +206,8 @@ class Reviser:
         self.aspects: dict[str, str] = {}  # node id -> aspect ("" when unclear)
         self.bodies: dict[str, np.ndarray] = {}  # node id -> the vector aspects were read from
 
-    def _body(self, node: Node) -> np.ndarray:
-        return self.bodies[node.id]
+    def _body(self, node: Node, graph_vector: np.ndarray) -> np.ndarray:
+        return self.bodies.get(node.id, graph_vector)
 
     # -- aspects -----------------------------------------------------------------------
     def prototypes(self) -> dict[str, np.ndarray]:
@@ -254,7 +263,8 @@ class Reviser:
 
     # -- one new fact -----------------------------------------------------------------------
     def revisions(self, node: Node, vector: np.ndarray, body_vector: np.ndarray | None,
-                  others: list[tuple[Node, float]], additive: bool) -> list[Revision]:
+                  others: list[tuple[Node, float]], additive: bool,
+                  vectors: dict[str, np.ndarray]) -> list[Revision]:
         """What ``node`` (a fact) supersedes among ``others`` (current earlier facts about
         its subject, with their cosine to it) that the cue rules did not catch."""
         own = body_vector if body_vector is not None else vector
@@ -280,7 +290,7 @@ class Reviser:
             if (mine and theirs and mine != theirs) or adds(node.content):
                 continue  # other aspects, or a statement that says it adds
             if mine == theirs == "constraint":
-                near = float(cosine(own, self._body(other)[None, :])[0])
+                near = float(cosine(own, self._body(other, vectors[other.id])[None, :])[0])
                 if near >= CONSTRAINT_NEAR:
                     found.append(Revision(other, near, "aspect:constraint", uncertain=True))
             elif mine in SINGLE_OR_UNCLEAR and theirs in SINGLE_OR_UNCLEAR:
@@ -288,4 +298,31 @@ class Reviser:
                                       judged_only=True))
         asked.sort(key=lambda r: -r.similarity)
         found += asked[:JUDGED_AT_MOST]
+        return found
+
+    async def supersedes(self, graph: ContextGraph, node: Node, vector: np.ndarray,
+                         body_vector: np.ndarray | None, taken: list[tuple[Node, float]],
+                         judge: RevisionJudge | None) -> list[tuple[Node, float]]:
+        """What the fact ``node`` supersedes by what it says, beside what the graph's rules
+        found (``taken``); ``judge``, when given, confirms the uncertain revisions and
+        decides the ones the rules leave to it."""
+        if not node.subject or quotes(node.content):
+            return []  # a retraction quoting its claim: the graph's cue rules decide
+        done = {old.id for old, _ in taken}
+        others = [o for o in graph.about(node.subject)
+                  if o.id != node.id and o.id not in done and o.id in graph.vectors]
+        sims = [float(cosine(vector, graph.vectors[o.id][None, :])[0]) for o in others]
+        additive = bool(ADDITIVE.search(frame(node.content)))
+        found = []
+        for revision in self.revisions(node, vector, body_vector,
+                                       list(zip(others, sims, strict=True)), additive,
+                                       graph.vectors):
+            if revision.judged_only and judge is None:
+                continue
+            if revision.uncertain and judge is not None:
+                verdict = await judge.replaces(node.subject, revision.old.content,
+                                               node.content)
+                if verdict is False or (verdict is None and revision.judged_only):
+                    continue
+            found.append((revision.old, revision.similarity))
         return found
