@@ -1,78 +1,104 @@
-"""Copied into the sandbox as ``engram_verdict``: the harness side of a run, which reports
-test outcomes on a pipe the harness opened, never on the tested code's stdout.
+"""Copied into the sandbox as ``engram_verdict``: the child side of one test, started by
+the runner (``engram_runner.py``), which alone decides the verdict.
 
-At import, before any tested code runs, it reads a one-time nonce from a pipe (the
-harness wrote it and closed its end; the read consumes it) and forgets the environment
-variable naming the pipes. Each outcome line carries the nonce, so printing a marker,
-exiting early or writing to the wrong descriptor proves nothing. As a pytest plugin
-(``-p engram_verdict``) it reports every test's outcome; run as a script
-(``engram_verdict.py CODE TESTS_JSON``) it is CodeIF-Bench's harness: the code, then
-each assert run on its own in the code's namespace, the passed indices sent at the end.
-This file is copied, never imported by engram itself."""
+At import, before any tested code runs, it reads its payload (a one-time token, and for
+asserts the code's path and one test) from a pipe the runner wrote and closed, closes
+it, and forgets the variable naming it. As a pytest plugin (``-p engram_verdict``) it
+reports each test's outcome on the report pipe, each line headed by the token, and a
+``done`` line at the end of the session. Run as a script it is one test of CodeIF-Bench's
+harness: the code as a module, then the test in its namespace (with the builtins and
+the trace hooks as they were before the code ran), and the token written back only if
+both ran through. This file is copied, never imported by engram itself.
+"""
 
+import builtins
 import contextlib
 import json
 import os
 import sys
 
-_fds = os.environ.pop("ENGRAM_VERDICT_FDS", "")
 
-
-def _channel():
+def _take():
+    """(payload, report fd), each once: the payload pipe is read to its end and closed."""
+    fds = os.environ.pop("ENGRAM_VERDICT_FDS", "")
     try:
-        read_fd, write_fd = (int(x) for x in _fds.split(","))
+        read_fd, write_fd = (int(x) for x in fds.split(","))
         chunks = []
-        while True:
-            chunk = os.read(read_fd, 64)
-            if not chunk:
-                break
+        while chunk := os.read(read_fd, 65536):
             chunks.append(chunk)
         os.close(read_fd)
+        return json.loads(b"".join(chunks)), write_fd
     except (ValueError, OSError):
-        return lambda _line: None
-    nonce = b"".join(chunks).decode()
-    write = os.write
-
-    def send(line):
-        with contextlib.suppress(OSError):
-            write(write_fd, f"{nonce}\t{line}\n".encode())
-
-    return send
+        return None, -1
 
 
-_send = _channel()
-del _channel
-
-
-def pytest_runtest_logreport(report):
-    if report.failed:
-        _send(f"fail\t{report.nodeid}")
-    elif report.when == "call" and report.passed:
-        _send(f"pass\t{report.nodeid}")
-
-
-def pytest_collectreport(report):
-    if report.failed:
-        _send(f"fail\t{report.nodeid}")
-
-
-def _asserts(code_path, tests_path):
-    with open(tests_path, encoding="utf-8") as handle:
-        tests = json.load(handle)
-    with open(code_path, encoding="utf-8") as handle:
-        code = compile(handle.read(), code_path, "exec")
-    namespace = {"__name__": "__main__", "__file__": code_path, "__builtins__": __builtins__}
-    exec(code, namespace)
-    passed = []
-    for index, test in enumerate(tests):
+def _one_test():
+    """The asserts child: nothing is left at module level for the tested code to call."""
+    payload, report = _take()
+    run, compile_, write, leave = exec, compile, os.write, os._exit
+    if payload is None:
+        leave(2)
+    token, path = payload["token"], payload["code"]
+    sys.path[0] = os.getcwd()
+    saved = dict(builtins.__dict__)
+    namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            code = compile_(handle.read(), path, "exec")
+        test = compile_(payload["test"], "<test>", "exec")
+        del payload
+        run(code, namespace)
+        sys.settrace(None)
+        sys.setprofile(None)
+        for name, value in saved.items():
+            if builtins.__dict__.get(name) is not value:
+                builtins.__dict__[name] = value
+        namespace["__builtins__"] = builtins
+        run(test, namespace)
+    except BaseException:  # any way out of the test is a failure
         try:
-            exec(test, namespace)
-            passed.append(index)
-        except Exception:
+            import traceback
+
+            traceback.print_exc()
+        except BaseException:
             pass
-    _send("passed\t" + json.dumps(passed))
+        leave(1)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    write(report, (token + "\n").encode())
+    leave(0)
 
 
 if __name__ == "__main__":
-    sys.path[0] = os.getcwd()
-    _asserts(sys.argv[1], sys.argv[2])
+    _one_test()
+else:
+    def _reporter():
+        payload, report = _take()
+        token = payload["token"] if payload else ""
+        write = os.write
+
+        def send(kind, text):
+            if token:
+                with contextlib.suppress(OSError):
+                    write(report, f"{token}\t{kind}\t{text}\n".encode())
+
+        def pytest_runtest_logreport(report):
+            if report.failed:
+                send("fail", report.nodeid)
+            elif report.when == "call" and report.passed:
+                send("pass", report.nodeid)
+
+        def pytest_collectreport(report):
+            if report.failed:
+                send("fail", report.nodeid)
+
+        def pytest_sessionfinish(session, exitstatus):
+            send("done", str(int(exitstatus)))
+
+        return pytest_runtest_logreport, pytest_collectreport, pytest_sessionfinish
+
+    pytest_runtest_logreport, pytest_collectreport, pytest_sessionfinish = _reporter()
+    del _reporter

@@ -10,15 +10,38 @@ namespace when ``unshare -rn`` works, and the audit hook of ``_guard.py`` (insta
 ``sitecustomize`` in both modes) refusing writes outside the temp dir, processes and
 sockets from Python. ``RunResult.sandbox`` says which one ran ("bwrap" or "weak").
 
-Verdicts never come from the tested code's output: ``pytest`` and ``asserts`` read them
-from a pipe the harness opens, each line carrying a nonce the harness side of the run
-(``_verdict.py``) consumed before the tested code started. Defaults follow DevEval's
-harness: 60 s per test run, a 5 GB memory cap.
+Verdicts (``pytest`` and ``asserts``) are decided by a process the tested code does not
+share: the runner (``_runner.py``), the jail's first process, which never imports the
+tested code, is non-dumpable (no child reads its memory or takes its descriptors), runs
+each test in a child of its own (``_verdict.py``: one assert group, or one pytest target)
+and sends the verdicts on a pipe only it holds, headed by a nonce the host gave it. A
+child's test passes only if it writes back the one-time token it was handed before any
+tested code ran, after the test, and exits normally; and no test of a run passes if the
+run's check test passes (one that fails for any code, slipped in at a random place:
+passing it means the reports were forged).
+
+What this rules out: exiting early with any status (``os._exit(0)``, ``sys.exit(0)``),
+crashing, hanging; writing pass lines to every descriptor; calling, finding (``gc``)
+or imitating the reporter, or reading its token, when done the same way in every test
+of the run; rebinding builtins (``exec``, ``compile``, ``isinstance``: restored before
+each test) or installing a trace function at import; patching pytest so that every test
+passes. What it cannot rule out, since the tests run in the tested code's own process:
+code that special-cases the tests' inputs (or reads the tests and returns what they
+expect); values that lie about themselves (an ``__eq__`` that is always true); code that
+changes how the statement calling it runs (a trace function set during the call that
+jumps past the assert, builtins rebound during the call); and code written against this
+harness that tells the check test from the real ones (by its text, its file, or the
+runner's state copied into the child: the token, the test it was given) and forges
+only the others. A forger that guesses at random which runs to forge is caught with
+the check in the runs it forges (asserts: one check among n + 1 children; pytest: one
+check beside each target). Defaults follow DevEval's
+harness: 60 s per test, a 5 GB memory cap.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import resource
@@ -38,6 +61,7 @@ from replay import _bwrap
 
 GUARD = Path(__file__).with_name("_guard.py")
 VERDICT = Path(__file__).with_name("_verdict.py")
+RUNNER = Path(__file__).with_name("_runner.py")
 IGNORED = shutil.ignore_patterns(".git", ".venv", "venv", "node_modules", "__pycache__",
                                  ".pytest_cache", "*.pyc")
 OUTPUT_LIMIT = 20_000  # characters of stdout/stderr kept per run
@@ -63,9 +87,10 @@ class RunResult:
     stderr: str
     seconds: float
     sandbox: str = "weak"  # "bwrap" (the OS jail) or "weak" (the audit hook only)
-    passed: frozenset[str] = frozenset()  # ids the harness reported passed (nonce-checked)
-    failed: frozenset[str] = frozenset()  # ids the harness reported failed
+    passed: frozenset[str] = frozenset()  # ids the runner saw pass
+    failed: frozenset[str] = frozenset()  # ids the runner saw fail (or show no verdict)
     expected: tuple[str, ...] | None = None  # the ids a verdict run must see pass
+    forged: bool = False  # the run's check test passed: the reports were forged
 
     @property
     def ok(self) -> bool:
@@ -126,23 +151,20 @@ def _inside(root: Path, rel: str) -> Path:
 
 
 class _Channel:
-    """The verdict pipes: a nonce in (read once by ``_verdict.py``), outcome lines out."""
+    """The runner's result pipe (its write end passed to the runner alone) and the nonce
+    heading the result line (sent in the job, on the runner's stdin)."""
 
     def __init__(self) -> None:
         self.nonce = secrets.token_hex(16)
-        self.nonce_read, nonce_write = os.pipe()
-        os.write(nonce_write, self.nonce.encode())
-        os.close(nonce_write)
         self.out_read, self.out_write = os.pipe()
         self._chunks: list[bytes] = []
         self._reader = threading.Thread(target=self._drain, daemon=True)
 
     @property
-    def child_fds(self) -> tuple[int, int]:
-        return self.nonce_read, self.out_write
+    def child_fds(self) -> tuple[int, ...]:
+        return (self.out_write,)
 
     def started(self) -> None:
-        os.close(self.nonce_read)
         os.close(self.out_write)
         self._reader.start()
 
@@ -150,22 +172,24 @@ class _Channel:
         while chunk := os.read(self.out_read, 65536):
             self._chunks.append(chunk)
 
-    def lines(self) -> list[list[str]]:
-        """The outcome lines carrying the nonce, split on tabs (nonce dropped)."""
+    def result(self) -> dict | None:
+        """The runner's result (None: it sent none, e.g. killed at the timeout)."""
         self._reader.join(timeout=2.0)
         text = b"".join(self._chunks).decode("utf-8", "replace")
         os.close(self.out_read)
-        out = []
         for line in text.splitlines():
             nonce, _, rest = line.partition("\t")
             if secrets.compare_digest(nonce, self.nonce):
-                out.append(rest.split("\t", 1))
-        return out
+                try:
+                    found = json.loads(rest)
+                except ValueError:
+                    return None
+                return found if isinstance(found, dict) else None
+        return None
 
     def close_child_side(self) -> None:
-        for fd in self.child_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        with contextlib.suppress(OSError):
+            os.close(self.out_write)
 
 
 class Sandbox:
@@ -185,6 +209,7 @@ class Sandbox:
             (self.root / sub).mkdir()
         shutil.copyfile(GUARD, self.root / "guard" / "sitecustomize.py")
         shutil.copyfile(VERDICT, self.root / "guard" / "engram_verdict.py")
+        shutil.copyfile(RUNNER, self.root / "guard" / "engram_runner.py")
         for rel, text in (files or {}).items():
             self.write(rel, text)
 
@@ -217,7 +242,8 @@ class Sandbox:
         ``ok`` is the exit status: use ``pytest`` or ``asserts`` for a verdict."""
         return self._run(argv, None)
 
-    def _run(self, argv: list[str], channel: _Channel | None) -> RunResult:
+    def _run(self, argv: list[str], channel: _Channel | None, job: bytes | None = None,
+             timeout: float | None = None) -> RunResult:
         jail = mode()
         env = self.env()
         cgroup = None
@@ -230,7 +256,7 @@ class Sandbox:
         fds: tuple[int, ...] = ()
         if channel is not None:
             fds = channel.child_fds
-            env["ENGRAM_VERDICT_FDS"] = ",".join(map(str, fds))
+            env["ENGRAM_RUNNER_FD"] = str(channel.out_write)
 
         def child() -> None:
             _limit(self.limits)
@@ -239,7 +265,8 @@ class Sandbox:
 
         started = time.monotonic()
         try:
-            proc = subprocess.Popen(command, cwd=self.work, env=env, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen(command, cwd=self.work, env=env,
+                                    stdin=subprocess.DEVNULL if job is None else subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     preexec_fn=child, start_new_session=True, pass_fds=fds)
         except BaseException:
@@ -252,7 +279,7 @@ class Sandbox:
             channel.started()
         timed_out = False
         try:
-            out, err = proc.communicate(timeout=self.limits.timeout)
+            out, err = proc.communicate(job, timeout=timeout or self.limits.timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
             os.killpg(proc.pid, signal.SIGKILL)
@@ -270,37 +297,64 @@ class Sandbox:
         return self.run([sys.executable, str(_inside(self.work, rel))])
 
     def pytest(self, *targets: str) -> RunResult:
-        """Run pytest node ids (``tests/test_x.py::test_y``) of the work dir in one process,
-        stopping at the first failure: ``ok`` means the harness saw every one pass."""
+        """Run pytest node ids (``tests/test_x.py::test_y``, a file, a class) of the work dir,
+        each target in a pytest process of its own beside the check test: ``ok`` means the
+        runner saw every target pass."""
         if not targets:
             raise ValueError("no tests to run")
-        channel = _Channel()
-        result = self._run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                            "-p", "engram_verdict", "--rootdir", str(self.work), *targets],
-                           channel)
-        lines = channel.lines()
-        return _with(result, passed={r[1] for r in lines if r[0] == "pass" and len(r) == 2},
-                     failed={r[1] for r in lines if r[0] == "fail" and len(r) == 2},
-                     expected=tuple(targets))
+        check = self._write_check(targets[0])
+        try:
+            result, found = self._verdicts({"mode": "pytest", "targets": list(targets),
+                                            "check": check}, len(targets))
+        finally:
+            with contextlib.suppress(OSError):
+                (self.work / check.split("::")[0]).unlink()
+        if found is None:
+            return _with(result, passed=set(), failed=set(targets), expected=tuple(targets))
+        return _with(result, passed=set(found["passed"]), failed=set(found["failed"]),
+                     expected=tuple(targets), forged=found["forged"])
 
     def asserts(self, code: str, tests: list[str]) -> RunResult:
-        """CodeIF-Bench's harness: ``code`` as a module, then each assert of ``tests`` run on
-        its own in its namespace; ``passed`` holds the indices (as text) of those that
-        passed, as the harness side reported them (none if the code crashed or exited)."""
-        self.write("solution.py", code)
-        tests_file = self.root / "guard" / "tests.json"
-        tests_file.write_text(json.dumps(tests))
+        """CodeIF-Bench's harness: ``code`` as a module, then one assert group of ``tests``
+        in its namespace, each in a process of its own; ``passed`` holds the indices (as
+        text) of those the runner saw pass (none if the check test passed)."""
+        path = self.write("solution.py", code)
+        result, found = self._verdicts({"mode": "asserts", "code": str(path),
+                                        "tests": list(tests)}, len(tests) + 1)
+        if found is None:
+            return _with(result, passed=set(), failed=set(), expected=None)
+        return _with(result, passed={str(i) for i in found["passed"]}, failed=set(),
+                     expected=None, forged=found["forged"])
+
+    def _verdicts(self, job: dict, children: int) -> tuple[RunResult, dict | None]:
+        """Run the runner on ``job``; (the run, its result or None). Each child has the
+        test timeout; the whole run that many plus a margin."""
         channel = _Channel()
-        result = self._run([sys.executable, str(self.root / "guard" / "engram_verdict.py"),
-                            str(self.work / "solution.py"), str(tests_file)], channel)
-        passed: set[str] = set()
-        for fields in channel.lines():
-            if fields[0] == "passed" and len(fields) == 2:
-                try:
-                    passed = {str(int(i)) for i in json.loads(fields[1])}
-                except (ValueError, TypeError):
-                    passed = set()
-        return _with(result, passed=passed, failed=set(), expected=None)
+        job = {**job, "nonce": channel.nonce, "timeout": self.limits.timeout}
+        result = self._run([sys.executable, "-I", "-S", str(self.root / "guard" /
+                                                          "engram_runner.py")],
+                           channel, json.dumps(job).encode(),
+                           timeout=self.limits.timeout * children + 10.0)
+        found = channel.result()
+        if found is not None and found.get("timed_out"):
+            result = dataclasses.replace(result, timed_out=True)
+        return result, found
+
+    def _write_check(self, first: str) -> str:
+        """The check test, a file of one failing test beside the first target's file (its
+        conftest applies); its node id."""
+        target = (self.work / first.split("::")[0]).resolve()
+        folder = target if target.is_dir() else target.parent
+        if not folder.is_relative_to(self.work) or not folder.is_dir():
+            folder = self.work
+        while True:
+            name = f"test_{secrets.token_hex(4)}"
+            path = folder / f"{name}.py"
+            if not path.exists():
+                break
+        a = secrets.randbelow(10**6) + 2
+        path.write_text(f"def {name}():\n    assert {a} == {a + secrets.randbelow(10**6) + 1}\n")
+        return f"{path.relative_to(self.work).as_posix()}::{name}"
 
     def close(self) -> None:
         self._dir.cleanup()
@@ -313,7 +367,6 @@ class Sandbox:
 
 
 def _with(result: RunResult, *, passed: set[str], failed: set[str],
-          expected: tuple[str, ...] | None) -> RunResult:
-    return RunResult(result.returncode, result.timed_out, result.stdout, result.stderr,
-                     result.seconds, result.sandbox, frozenset(passed), frozenset(failed),
-                     expected)
+          expected: tuple[str, ...] | None, forged: bool = False) -> RunResult:
+    return dataclasses.replace(result, passed=frozenset(passed), failed=frozenset(failed),
+                               expected=expected, forged=forged)

@@ -35,8 +35,8 @@ def user_tree(tmp_path: Path) -> Path:
 LIMITS = Limits(timeout=5.0, memory_bytes=1024**3)
 
 
-def run_with(user_tree: Path, body: str) -> tuple[bool, str]:
-    with Sandbox(user_tree, limits=LIMITS) as box:
+def run_with(user_tree: Path, body: str, limits: Limits = LIMITS) -> tuple[bool, str]:
+    with Sandbox(user_tree, limits=limits) as box:
         box.write("pkg/calc.py", f"def double(x):\n{body}\n")
         result = box.pytest("tests/test_calc.py::test_double")
         return result.ok, result.stdout + result.stderr
@@ -92,7 +92,8 @@ def test_an_endless_loop_is_killed_at_the_timeout(user_tree):
 
 def test_unbounded_allocation_hits_the_memory_cap(user_tree):
     ok, output = run_with(user_tree, "    hog = []\n    while True:\n"
-                                     "        hog.append(bytearray(50 * 1024 * 1024))")
+                                     "        hog.append(bytearray(50 * 1024 * 1024))",
+                           Limits(timeout=20.0, memory_bytes=1024**3))  # time to print, loaded
     assert not ok and "MemoryError" in output
 
 

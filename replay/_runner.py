@@ -1,0 +1,199 @@
+"""Copied into the sandbox as ``engram_runner.py`` and run as the jail's first process
+(``python -I -S``: no site, no PYTHONPATH, no work dir on ``sys.path``): the process that
+decides verdicts. It never imports the tested code. It reads its job on stdin, runs
+each test in a child process of its own (``engram_verdict.py``: the code, then one
+assert group; or one pytest target), and writes one result line, headed by the host's
+nonce, on a pipe only it holds (children get neither it nor stdin).
+
+What a child must show for its test to pass:
+- the one-time token the runner gave it (on a pipe read and closed before any tested
+  code ran) written back on its own report pipe after the test, and a normal exit
+  (asserts: status 0; pytest: 0 or 1 with a ``done`` line); an early ``os._exit(0)``,
+  ``sys.exit(0)``, a crash or the timeout is a failure;
+- and the run's check test must not pass. The runner slips one test that fails for any
+  code (asserts: an extra child at a random place; pytest: an extra node at a random
+  place on every child's command line). A child that passes it forged its report
+  (rebound builtins, patched pytest, a report written by the code itself, ...): then no
+  test of the run passes.
+
+The runner makes itself non-dumpable first, so no child can read its memory (the
+tokens, which test is the check) or take its descriptors through ``/proc`` or ptrace.
+What this cannot rule out is in replay/sandbox.py's docstring. This file is copied,
+never imported by engram itself.
+"""
+
+import contextlib
+import ctypes
+import json
+import os
+import random
+import secrets
+import select
+import signal
+import subprocess
+import sys
+import time
+
+PR_SET_DUMPABLE = 4
+REPORT_LIMIT = 4 * 1024 * 1024  # bytes read from one child's report pipe
+HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "engram_verdict.py")
+
+
+def _undumpable():
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+def _read_until(fd, proc, deadline):
+    """The report pipe's bytes until the child exits (or the deadline); timed out?"""
+    chunks, size, eof = [], 0, False
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return b"".join(chunks), True
+            watch = [fd] if not eof else []
+            if pidfd is not None:
+                watch.append(pidfd)
+            ready, _, _ = select.select(watch, [], [], remaining if pidfd is not None
+                                        else min(remaining, 0.02))
+            if fd in ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    eof = True
+                elif size < REPORT_LIMIT:
+                    chunks.append(chunk)
+                    size += len(chunk)
+            if proc.poll() is not None:
+                while not eof and select.select([fd], [], [], 0)[0]:
+                    chunk = os.read(fd, 65536)
+                    eof = not chunk
+                    if chunk and size < REPORT_LIMIT:
+                        chunks.append(chunk)
+                        size += len(chunk)
+                return b"".join(chunks), False
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _child(argv, payload, env, cwd, timeout):
+    """Run one child: (exit status or None, timed out, report bytes)."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, pass_fds=(in_r, out_w),
+                                env={**env, "ENGRAM_VERDICT_FDS": f"{in_r},{out_w}"},
+                                start_new_session=True)
+    except OSError as exc:
+        for fd in (in_r, in_w, out_r, out_w):
+            os.close(fd)
+        sys.stderr.write(f"engram runner: cannot start a test: {exc}\n")
+        return None, False, b""
+    os.close(in_r)
+    os.close(out_w)
+    with contextlib.suppress(OSError):
+        os.write(in_w, json.dumps(payload).encode())
+    os.close(in_w)
+    report, timed_out = _read_until(out_r, proc, time.monotonic() + timeout)
+    os.close(out_r)
+    if timed_out or proc.poll() is None:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return proc.returncode, timed_out, report
+
+
+def _lines(report, token):
+    out = []
+    for line in report.decode("utf-8", "replace").splitlines():
+        fields = line.split("\t", 2)
+        if len(fields) == 3 and secrets.compare_digest(fields[0], token):
+            out.append((fields[1], fields[2]))
+    return out
+
+
+def _check_assert():
+    a = random.randrange(2, 10**6)
+    return f"assert {a} == {a + random.randrange(1, 10**6)}"
+
+
+def run_asserts(job, env, cwd):
+    tests = list(job["tests"])
+    check = random.randrange(len(tests) + 1)
+    order = [*range(len(tests))]
+    order.insert(check, None)
+    passed, forged, timed_out = [], False, False
+    for index in order:
+        token = secrets.token_hex(16)
+        test = _check_assert() if index is None else tests[index]
+        status, late, report = _child([sys.executable, HARNESS], {
+            "token": token, "code": job["code"], "test": test}, env, cwd, job["timeout"])
+        timed_out |= late
+        ok = status == 0 and not late and report == (token + "\n").encode()
+        if index is None:
+            forged = ok
+        elif ok:
+            passed.append(str(index))
+    return {"passed": [] if forged else passed, "failed": [], "forged": forged,
+            "timed_out": timed_out}
+
+
+def _covers(target, node):
+    target = target.rstrip("/")
+    return node == target or node.startswith((target + "::", target + "[", target + "/"))
+
+
+def run_pytest(job, env, cwd):
+    check = job["check"]
+    check_file = check.split("::")[0]
+    passed, failed, forged, timed_out = set(), set(), False, False
+    for target in job["targets"]:
+        token = secrets.token_hex(16)
+        nodes = [target]
+        nodes.insert(random.randrange(2), check)
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                "-p", "engram_verdict", "--maxfail=0", "--rootdir", cwd, *nodes]
+        status, late, report = _child(argv, {"token": token}, env, cwd, job["timeout"])
+        timed_out |= late
+        lines = _lines(report, token)
+        good = status in (0, 1) and not late and any(kind == "done" for kind, _ in lines)
+        ran = False
+        for kind, node in lines:
+            if _covers(check_file, node):
+                forged |= kind == "pass"
+            elif kind == "pass" and good and _covers(target, node):
+                passed.add(node)
+                ran = True
+            elif kind == "fail":
+                failed.add(node)
+                ran = True
+        if not good or not ran:
+            failed.add(target)
+    if forged:
+        passed, failed = set(), set(job["targets"])
+    return {"passed": sorted(passed), "failed": sorted(failed), "forged": forged,
+            "timed_out": timed_out}
+
+
+def main():
+    _undumpable()
+    out_fd = int(os.environ.pop("ENGRAM_RUNNER_FD"))
+    job = json.loads(sys.stdin.buffer.read())
+    env = dict(os.environ)
+    cwd = os.getcwd()
+    result = (run_asserts if job["mode"] == "asserts" else run_pytest)(job, env, cwd)
+    if result["forged"]:
+        sys.stderr.write("engram runner: the check test passed, so the tested code forged "
+                         "its reports: no test of this run passes\n")
+    os.write(out_fd, f"{job['nonce']}\t{json.dumps(result)}\n".encode())
+    os.close(out_fd)
+
+
+if __name__ == "__main__":
+    main()
