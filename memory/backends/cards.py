@@ -288,10 +288,15 @@ class CardsBackend:
     # -- for people ---------------------------------------------------------------------
     def settings(self) -> dict[str, object]:
         """How this backend ran, for replay results: which scorer and packing (CICL's
-        modes are reported apart), the card limit, the LLM judge's fallbacks."""
+        modes are reported apart), the card limit, the LLM judge's fallbacks, and whether
+        a model confirmed revisions (with what it answered, failures counted)."""
+        judge = self.builder.judge
         return {"scorer": self.scorer.name, "packing": self.packing,
                 "max_cards": self.max_cards,
-                "judge_fallbacks": getattr(self.scorer, "fallbacks", 0)}
+                "judge_fallbacks": getattr(self.scorer, "fallbacks", 0),
+                "revision_judge": "llm" if judge is not None else "off",
+                **({"revision_judge_" + k: v for k, v in vars(judge.stats).items()}
+                   if judge is not None else {})}
 
     def memory_view(self) -> list[tuple[str, str]]:
         last = {what: op for op, what in self.last_events}

@@ -192,9 +192,13 @@ async def test_the_judge_can_keep_both_and_fails_soft(cards_env, script):
     script.push(facts((said3,)), "not json", "still not json", "no")
     await cards.observe(Turn(2, said3, "Noted."))
     assert judge.stats.failed >= 1
+    settings = cards.settings()
+    assert settings["revision_judge"] == "llm"
+    assert settings["revision_judge_rejected"] == 1 and settings["revision_judge_failed"] >= 1
     assert [n.content for n in cards.graph.current() if n.type == "fact"] == [said3]
 
 
 def test_an_unknown_judge_is_a_clear_error(cards_env):
+    assert registry.create("cards", cards_env()).settings()["revision_judge"] == "off"
     with pytest.raises(ValueError, match="cards_judge"):
         registry.create("cards", cards_env(cards_judge="maybe"))
