@@ -202,3 +202,16 @@ def test_an_unknown_judge_is_a_clear_error(cards_env):
     assert registry.create("cards", cards_env()).settings()["revision_judge"] == "off"
     with pytest.raises(ValueError, match="cards_judge"):
         registry.create("cards", cards_env(cards_judge="maybe"))
+
+
+@pytest.mark.slow
+async def test_the_embedded_model_answers_the_judge_under_its_grammar():
+    """SmolLM2 decodes under the schema's grammar: a verdict always parses (whether a 135M
+    model judges well is why the judge is off by default)."""
+    llm = LLM(LLMConfig(model="local/smollm2"))
+    judge = RevisionJudge(llm)
+    verdict = await judge.replaces("connect", "`connect` needs `sha1` from `hashlib`.",
+                                   "`connect` needs `sha256` from `hashlib`.")
+    assert verdict in (True, False)
+    assert judge.stats.asked == 1 and judge.stats.failed == 0
+    assert llm.stats.grammar == llm.stats.parsed == 1
