@@ -40,7 +40,8 @@ class Function:
     path: str
     qualname: str
     signature: str
-    doc: str
+    doc: str  # on one line
+    raw_doc: str = ""  # as written, lines kept
 
     @property
     def location(self) -> str:
@@ -59,15 +60,17 @@ class RepoFacts:
     functions: list[Function] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # path -> module docstring
     externals: list[tuple[str, str]] = field(default_factory=list)  # (name, module)
+    said: dict[str, list[str]] = field(default_factory=dict)  # location -> plain sentences
 
 
 @dataclass
 class Analysis:
     signature: str
     params: list[str]
-    doc: str
+    doc: str  # on one line
     internal: list[tuple[str, str]]  # (name, path) defined in the repository
     external: list[tuple[str, str]]  # (name, module) imported from outside
+    raw_doc: str = ""  # as written, lines kept (``replay._prose`` reads it)
 
 
 def load_targets(path: Path) -> list[Target]:
@@ -133,8 +136,9 @@ def repo_facts(repo: Path) -> RepoFacts:
                 (m, f"{name}.{_name(m)}") for m, _ in _defs(node.child_by_field_name("body"))
                 if m.type == "function_definition"]
             for fn, qual in inner:
-                doc = " ".join(_docstring(source, fn.child_by_field_name("body")).split())
-                facts.functions.append(Function(rel, qual, _signature(source, fn), doc))
+                raw = _docstring(source, fn.child_by_field_name("body"))
+                facts.functions.append(Function(rel, qual, _signature(source, fn),
+                                                " ".join(raw.split()), raw))
         for item in imports(source, modules).items():
             if (item[0], item[1]) not in facts.externals:
                 facts.externals.append((item[0], item[1]))
@@ -189,5 +193,6 @@ def analyse(repo: Path, target: Target, facts: RepoFacts) -> Analysis:
                 if n in facts.definitions and n != name]
     modules = {p.split("/")[0].removesuffix(".py") for p in facts.definitions.values()}
     external = [(n, m) for n, m in sorted(imports(source, modules).items()) if n in used]
-    doc = " ".join(_docstring(source, body).split())
-    return Analysis(_signature(source, node), params, doc, internal, external)
+    raw = _docstring(source, body)
+    return Analysis(_signature(source, node), params, " ".join(raw.split()), internal, external,
+                    raw)

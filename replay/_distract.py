@@ -3,8 +3,11 @@
 For a mutated unit of type 1-3 (function location, internal dependency, external
 dependency) the stale claim points at another REAL place of the repository, the most
 similar ones first: another source file, another function defined in the repository,
-another import the repository really makes. For every other type the claim is
-rewritten: by the LLM when a model is given (``llm_rewrites``), else by templates.
+another import the repository really makes. A parameter list gets a real variant of
+itself (an order, a parameter more or less, a renamed one); a description gets a plain
+contradiction (``_contradict``: negation, a value of its own swapped, another real
+function's requirement), or the LLM's rewrite when a model is given (``llm_rewrites``).
+No stale version says that it is stale: only the order tells (LoCoEval's condition).
 """
 
 from __future__ import annotations
@@ -16,44 +19,29 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from replay._analyse import RepoFacts
+from replay._contradict import CONSTRAINT, REVISION_WORDS, contradictions
 
 if TYPE_CHECKING:
     from memory.llm import LLM
 
 REAL_TYPES = ("function_location", "internal_dependency", "external_dependency")
-NEGATIONS = (
-    (r"\bRaises\b", "Never raises"), (r"\braises\b", "never raises"),
-    (r"\bat most\b", "at least"), (r"\bat least\b", "at most"), (r"\bfewer\b", "more"),
-    (r"\bpositive\b", "negative"), (r"\bnot including\b", "including"),
-    (r"\bupper-case\b", "lower-case"), (r"\blower-case\b", "upper-case"),
-    (r"\bsorted\b", "unsorted"), (r"\bkeeping order\b", "in any order"),
-    (r"\bnon-negative\b", "negative"), (r"\bempty\b", "non-empty"),
-    (r"\bhalves away from zero\b", "halves to even"), (r"\bup to\b", "past"),
-    (r"\bDecimal\b", "float"), (r"\bis dropped\b", "is kept"), (r"\bsingle\b", "double"),
-)
-CLAIM_TEMPLATES = {
-    "core_functionality": (
-        "`{qual}` should, for a first version, only validate its input and return None.",
-        "`{qual}` should return its input unchanged; the real logic comes later.",
-        "`{qual}` should: {negated}",
-    ),
-    "logical_constraint": (
-        "For `{qual}`: {negated}",
-        "For `{qual}`: no need to check anything here, callers validate their input.",
-        "For `{qual}`: errors are logged and swallowed, never raised.",
-    ),
+FRAMES = {"core_functionality": "`{qual}` should: {claim}",
+          "logical_constraint": "For `{qual}`: {claim}"}
+FALLBACKS = {  # a description nothing else contradicts (a repository of one function)
+    "core_functionality": ("`{qual}` should return its input unchanged.",
+                           "`{qual}` should return None."),
+    "logical_constraint": ("For `{qual}`: any input is accepted as it is.",
+                           "For `{qual}`: invalid input gives None."),
 }
-GENERIC_TEMPLATES = (
-    "Scratch that for `{qual}`: the opposite holds. Not: {claim}",
-    "For `{qual}`, forget this rule for now: {claim}",
-    "Earlier plan for `{qual}`, now outdated: {claim}",
-)
 
 REWRITE_SYSTEM = """You help build a benchmark of long developer conversations. Given one
-true requirement about a function, write stale versions of it: requirements a developer
-could have stated earlier and later corrected. Each must clearly contradict the true one
-(another value, the opposite rule, another behaviour), read as a plain requirement, and
-name the function. Answer as JSON: {"distractors": ["...", "..."]}."""
+true requirement about a function, write other versions of it that a developer could
+have stated before settling on the true one. Each must contradict the true one (another
+value, the opposite rule, another behaviour, another exception or return type), keep its
+form and its length, name the function, and read as a plain, final requirement: never say
+or hint that it is tentative, earlier, replaced or corrected (no "for now", "at first",
+"actually", "instead", "later", "no longer", "initially", "temporary", "placeholder").
+Answer as JSON: {"distractors": ["...", "..."]}."""
 REWRITE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"distractors": {"type": "array", "items": {"type": "string"},
@@ -87,13 +75,6 @@ def _similar(wanted: str, options: list[Any], key: Any) -> list[Any]:
                                           key(o)))
 
 
-def negate(sentence: str) -> str | None:
-    for pattern, replacement in NEGATIONS:
-        if re.search(pattern, sentence):
-            return re.sub(pattern, replacement, sentence, count=1)
-    return None
-
-
 def real_candidates(unit: Unit, path: str, facts: RepoFacts, used: set[str],
                     exclude: set[str]) -> list[tuple[str, list[str]]]:
     """Stale claims of a type 1-3 unit pointing at similar real places, best first.
@@ -101,7 +82,9 @@ def real_candidates(unit: Unit, path: str, facts: RepoFacts, used: set[str],
     qual = unit.text.split("`")[1]
     if unit.type == "function_location":
         files = [f for f in facts.files if f != path and not f.endswith("__init__.py")]
-        return [(f"`{qual}` belongs in `{f}`.", [f]) for f in _similar(path, files, str)]
+        top = path.split("/")[0]  # files of the target's own package first
+        ranked = sorted(_similar(path, files, str), key=lambda f: f.split("/")[0] != top)
+        return [(f"`{qual}` belongs in `{f}`.", [f]) for f in ranked]
     if unit.type == "internal_dependency":
         options = [f for f in facts.functions if "." not in f.qualname
                    and f.name not in used and f.location not in exclude]
@@ -114,30 +97,52 @@ def real_candidates(unit: Unit, path: str, facts: RepoFacts, used: set[str],
 
 
 def _param_variants(params: list[str]) -> list[str]:
+    """Real-looking variants of a parameter list: the last one dropped, the first two
+    swapped, one added, the first renamed; a new parameter goes before any ``*args`` or
+    ``**kwargs`` so every variant is a valid signature."""
     plain = [p for p in params if p not in ("self", "cls")]
     head = [p for p in params if p in ("self", "cls")]
+    star = next((n for n, p in enumerate(plain) if p.startswith("*")), len(plain))
     out = []
     if len(plain) > 1:
         out.append(plain[:-1])
-        out.append([plain[1], plain[0], *plain[2:]])
-    out.append([*plain, "strict=False"])
-    if plain:
-        out.append([f"raw_{plain[0].split('=')[0]}", *plain[1:]])
-    out.append([*plain, "*, dry_run=True"])
+        if not any(p.startswith("*") for p in plain[:2]):
+            out.append([plain[1], plain[0], *plain[2:]])
+    if not any(p.startswith("**") for p in plain):
+        out.append([*plain[:star], "strict=False", *plain[star:]])
+    if plain and not plain[0].startswith("*"):
+        first = plain[0].split("=")[0].split(":")[0].strip()
+        out.append([f"raw_{first}" if not first.startswith("raw") else "value", *plain[1:]])
+    if star == len(plain):
+        out.append([*plain, "*, dry_run=True"])
     return [", ".join(head + v) for v in out]
 
 
-def template_candidates(unit: Unit, qual: str, params: list[str]) -> list[str]:
+def template_candidates(unit: Unit, qual: str, params: list[str], facts: RepoFacts,
+                        own: list[str], skip: set[str]) -> list[str]:
+    """Stale versions of a parameter list or a description, best first, none saying that
+    it is stale (``_contradict``). ``own``: the target's own sentences (a borrowed one too
+    close to them is not a contradiction); ``skip``: functions not to borrow from."""
     if unit.type == "parameter_list":
         return [f"`{qual}` takes ({v})." for v in _param_variants(params)]
-    negated = negate(unit.subject)
-    out = []
-    for template in CLAIM_TEMPLATES.get(unit.type, ()):
-        if "{negated}" in template and negated is None:
-            continue
-        out.append(template.format(qual=qual, negated=negated))
-    out += [t.format(qual=qual, claim=unit.subject) for t in GENERIC_TEMPLATES]
-    return out
+    names = [re.split(r"[:=]", p)[0].strip(" *") for p in params]
+    frame = FRAMES.get(unit.type, "For `{qual}`: {claim}")
+    core = unit.type == "core_functionality"
+    out = contradictions(unit.subject, frame, qual, names, facts, own,
+                         lambda s: bool(CONSTRAINT.search(s)), core, skip)
+    return out or [t.format(qual=qual) for t in FALLBACKS.get(unit.type, FALLBACKS[
+        "logical_constraint"])]
+
+
+def real_fallbacks(unit: Unit, qual: str) -> list[tuple[str, list[str]]]:
+    """Plain stale versions of a type 1-3 unit when the repository has no other place."""
+    if unit.type == "function_location":
+        folder = unit.subject.rpartition("/")[0]
+        path = f"{folder}/{qual.split('.')[-1].lower()}.py".lstrip("/")
+        return [(f"`{qual}` belongs in `{path}`.", [])]
+    if unit.type == "internal_dependency":
+        return [(f"`{qual}` should not reuse `{unit.subject}`; it has its own code.", [])]
+    return [(f"`{qual}` should not import anything from the `{unit.extra}` module.", [])]
 
 
 def pick(candidates: list[Any], n: int, rng: random.Random, pool: int = 4) -> list[Any]:
@@ -147,10 +152,18 @@ def pick(candidates: list[Any], n: int, rng: random.Random, pool: int = 4) -> li
     return [top[i] for i in chosen]
 
 
+def usable_rewrite(text: str, unit: Unit, qual: str) -> bool:
+    """A rewrite is used when it is a statement about the function (names it, four words
+    or more), differs from the truth, and says nothing of being stale."""
+    return (text != unit.text and len(text.split()) >= 4 and qual.split(".")[-1] in text
+            and not REVISION_WORDS.search(re.sub(r"`[^`]*`", "", text)))
+
+
 async def llm_rewrites(llm: LLM, qual: str, units: list[Unit],
                        stats: RewriteStats) -> dict[str, list[str]]:
     """Up to three stale versions of each unit's claim, by the LLM; a unit whose call
-    fails is left out (the builder uses its templates) and counted in ``stats``."""
+    fails, or whose answers are none of them usable (``usable_rewrite``), is left out
+    (the builder uses its templates) and counted in ``stats``."""
     from memory.llm import LLMError
 
     out: dict[str, list[str]] = {}
@@ -159,7 +172,7 @@ async def llm_rewrites(llm: LLM, qual: str, units: list[Unit],
         messages = [{"role": "system", "content": REWRITE_SYSTEM},
                     {"role": "user", "content": f"Function: `{qual}`\nType: {unit.type}\n"
                                                 f"True requirement: {unit.text}\n"
-                                                "Write three stale versions."}]
+                                                "Write three other versions."}]
         try:
             value = await llm.complete_json(messages, REWRITE_SCHEMA, purpose="memory",
                                             name="distractors", max_tokens=300)
@@ -167,7 +180,7 @@ async def llm_rewrites(llm: LLM, qual: str, units: list[Unit],
             stats.fallbacks += 1
             continue
         texts = [" ".join(str(t).split()) for t in value.get("distractors", [])]
-        texts = [t for t in dict.fromkeys(texts) if t and t != unit.text]
+        texts = [t for t in dict.fromkeys(texts) if usable_rewrite(t, unit, qual)]
         if texts:
             out[unit.key] = texts[:3]
         else:

@@ -35,8 +35,17 @@ from replay._analyse import (
     load_targets,
     repo_facts,
 )
-from replay._distract import REAL_TYPES, Unit, pick, real_candidates, template_candidates
+from replay._contradict import CONSTRAINT, REVISION_WORDS
+from replay._distract import (
+    REAL_TYPES,
+    Unit,
+    pick,
+    real_candidates,
+    real_fallbacks,
+    template_candidates,
+)
 from replay._noise import noise_topics, subjects
+from replay._prose import cut, doc_sentences, split_sentences
 
 __all__ = ["BuildError", "Target", "build_outline", "build_outlines", "grid_plan",
            "load_targets", "repo_facts", "true_units"]
@@ -47,8 +56,7 @@ K_VALUES = (1, 2, 3, 4)
 SUBSETS = ("single-hop", "multi-hop")
 MAX_INTERNAL, MAX_EXTERNAL, MAX_CONSTRAINTS = 4, 2, 2
 MAX_NOISE_TOPIC = 5
-CONSTRAINT = re.compile(r"\b(raises?|must|never|at most|at least|only|not|without|fewer|"
-                        r"positive|non-negative|empty|sorted|keeping order|otherwise)\b", re.I)
+MAX_CORE = 240  # characters of prose in the core functionality item (whole sentences)
 SUMMARIES = {
     "function_location": "Where `{qual}` should live.",
     "parameter_list": "The parameters of `{qual}`.",
@@ -60,8 +68,27 @@ SUMMARIES = {
 RECAP = "About your last answer on `{qual}`: can you sum up what you proposed, in a few lines?"
 
 
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.;])\s+", text) if s.strip()]
+def param_names(params: list[str]) -> list[str]:
+    return [re.split(r"[:=]", p)[0].strip(" *") for p in params]
+
+
+def described(info: Analysis, core: str | None = None) -> tuple[list[str], list[str]]:
+    """(what the function does, its rules): plain sentences a developer would say. What
+    it does: one or two sentences of the docstring's prose (or the LLM's ``core``), and
+    its first whole doctest when the prose gives one; rules: later sentences that state
+    one (at most ``MAX_CONSTRAINTS``)."""
+    if core:
+        said, examples = split_sentences(" ".join(core.split())), []
+    else:
+        said, examples = doc_sentences(info.raw_doc or info.doc, set(param_names(info.params)))
+    said = [s for s in said if not REVISION_WORDS.search(re.sub(r"`[^`]*`", "", s))]
+    if not said:  # a sentence that reads like a revision is not said, true or stale
+        return examples[:1], []
+    rules = [s for s in said[1:] if CONSTRAINT.search(s)][:MAX_CONSTRAINTS]
+    what = cut([s for s in said if s not in rules], MAX_CORE)[:2]
+    if len(what) == 1 and examples:
+        what.append(examples[0])
+    return what, rules
 
 
 def true_units(target: Target, info: Analysis, core: str | None = None) -> list[Unit]:
@@ -72,10 +99,9 @@ def true_units(target: Target, info: Analysis, core: str | None = None) -> list[
     units = [Unit("location", "function_location", f"`{qual}` belongs in `{target.path}`.",
                   [loc], target.path),
              Unit("params", "parameter_list", f"`{qual}` takes ({shown}).", [loc], shown)]
-    said = sentences(core or info.doc)
+    said, rules = described(info, core)
     if said:
-        rules = [s for s in said[1:] if CONSTRAINT.search(s)][:MAX_CONSTRAINTS]
-        what = " ".join(s for s in said if s not in rules)
+        what = " ".join(said)
         units.append(Unit("core", "core_functionality", f"`{qual}` should: {what}", [], what))
         units += [Unit(f"constraint:{i}", "logical_constraint", f"For `{qual}`: {s}", [], s)
                   for i, s in enumerate(rules)]
@@ -122,13 +148,14 @@ def topological(units: list[Unit], rng: random.Random) -> list[Unit]:
 
 
 def _distractors(unit: Unit, target: Target, info: Analysis, facts: RepoFacts, n: int,
-                 rng: random.Random, rewrites: list[str], exclude: set[str]) -> list[Any]:
+                 rng: random.Random, rewrites: list[str], exclude: set[str],
+                 own: list[str]) -> list[Any]:
     if unit.type in REAL_TYPES:
         used = {name for name, _ in info.internal} | {name for name, _ in info.external}
         real = real_candidates(unit, target.path, facts, used | {target.qualname}, exclude)
-        if real:
-            return pick(real, n, rng)
-    texts = template_candidates(unit, target.qualname, info.params)
+        return pick(real or real_fallbacks(unit, target.qualname), n, rng)
+    texts = template_candidates(unit, target.qualname, info.params, facts, own,
+                                exclude | {target.location})
     if rewrites:
         return [(t, []) for t in [*rewrites, *texts][:n]]
     return [(t, []) for t in pick(texts, n, rng)]
@@ -140,6 +167,10 @@ def sample_items(target: Target, info: Analysis, facts: RepoFacts, rng: random.R
     """The items of one sample in asking order: units in a random topological order, the
     distractors of a mutated unit before its true item."""
     units = true_units(target, info, core)
+    # everything the docstring says: a requirement borrowed from another function that is
+    # this close to one of them may be true of the target too
+    own = [*doc_sentences(info.raw_doc or info.doc)[0],
+           *(sentence for group in described(info, core) for sentence in group)]
     add_prereqs(units, rng)
     mutated = set(rng.sample([u.key for u in units], len(units) // 2))
     items: list[dict[str, Any]] = []
@@ -153,7 +184,7 @@ def sample_items(target: Target, info: Analysis, facts: RepoFacts, rng: random.R
         if unit.key in mutated:
             for text, locations in _distractors(unit, target, info, facts, rng.randint(1, 3),
                                                 rng, (rewrites or {}).get(unit.key, []),
-                                                exclude or set()):
+                                                exclude or set(), own):
                 add(unit, text, locations, False)
         add(unit, unit.text, unit.locations, True)
     return items

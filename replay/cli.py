@@ -44,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="real developer questions (one per line, or JSONL with a "
                              "\"query\" field): the LLM mock user gets one of the 10 most "
                              "similar as a style reference (LoCoEval); skipped without it")
+    parser.add_argument("--revision-cues", type=_rate, default=0.0, metavar="RATE",
+                        help="share of the items replacing an earlier version that the mock "
+                             "user voices with a cue ('Actually, ...'); default 0: only the "
+                             "order tells, LoCoEval's condition")
     parser.add_argument("--judge", choices=["embed", "llm"], default="embed",
                         help="set matching for F1 tasks: embed (MiniLM cosine, offline) or "
                              "llm (needs --judge-model, or uses --model)")
@@ -79,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip (source, backend) pairs the run folder has finished")
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
     parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+    parser.add_argument("--window", type=_window, default=None, metavar="TOKENS",
+                        help="the model window every budget is cut from: full drops its "
+                             "oldest turns past it, every backend packs within it (e.g. "
+                             "32768); 0: unbounded; default: the model's own")
     parser.add_argument("--test-timeout", type=float, default=None,
                         help="seconds per sandboxed test run (default: 60 for outline "
                              "tests, 10 for an iterative turn's tests)")
@@ -103,6 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], not {value}")
+    return value
+
+
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
     from memory.models import FORCEABLE
 
@@ -112,6 +130,17 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--structured", default=None, choices=FORCEABLE, metavar="MODE",
                         help="force a structured-output mode (" + ", ".join(FORCEABLE)
                              + "); default: the strongest the endpoint accepts")
+
+
+def _window(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (unbounded) or a number of tokens, "
+                                         f"not {value}")
+    return value
 
 
 def _samples(text: str) -> int:
@@ -152,7 +181,7 @@ def _config(args: argparse.Namespace) -> Any:
         iterative_limits=Limits(timeout=args.test_timeout or 10.0),
         iterative=IterativeOptions(args.iterative_mode, args.code_prep),
         mock_user=user.kind, mock_user_why=user.why, user_model=user.model,
-        reference_queries=args.reference_queries,
+        reference_queries=args.reference_queries, revision_cues=args.revision_cues,
         judge_model=args.judge_model or (args.model or default_model()
                                          if args.judge == "llm" else None),
         backend_options=parse_options(args.backend_opt, registry.names()),
@@ -160,7 +189,7 @@ def _config(args: argparse.Namespace) -> Any:
         ray_cpus_per_task=args.ray_cpus_per_task, budget_usd=args.budget_usd,
         store_uri=args.store_uri,
         rate_limits=parse_rpm(args.rpm), experience_settings=settings,
-        samples=args.samples,
+        samples=args.samples, window=args.window,
     )
 
 

@@ -38,11 +38,13 @@ async def converse(agent: Agent, outline: Outline, repo: RepoIndex | None,
     total = len(outline.queries())
     result["mock_user"] = user_label(config.mock_user, config.mock_user_why)
     result["reference_queries"] = "skipped (template user)"
+    result["revision_cues"] = config.revision_cues
     if config.mock_user == "llm":
         model = config.user_model or config.model
         refs = config.reference_queries
         user = LLMUser(outline, LLM(LLMConfig(model=model)), repo, config.seed,
-                       ReferenceQueries.from_file(refs, embedder) if refs else None)
+                       ReferenceQueries.from_file(refs, embedder) if refs else None,
+                       config.revision_cues)
         result["user_model"] = model
         result["reference_queries"] = user.reference_status
         previous = ""
@@ -55,7 +57,8 @@ async def converse(agent: Agent, outline: Outline, repo: RepoIndex | None,
         result["user_fallbacks"] = user.fallbacks
         result["reference_queries"] = user.reference_status
         return
-    for n, (_, text) in enumerate(TemplateUser(outline, config.seed).conversation()):
+    template = TemplateUser(outline, config.seed, config.revision_cues)
+    for n, (_, text) in enumerate(template.conversation()):
         await agent.ask(text)
         tick(n + 1, total + 1)
 

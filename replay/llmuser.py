@@ -13,6 +13,11 @@ LoCoEval's reference-query step: a real developer question similar to the query
 reference. It needs a file of real questions (``--reference-queries``); without
 one the step is skipped, and ``reference_status`` says so. The mock user writes
 free text: its answer is the message, no JSON.
+
+Revision cues (``revision_cues``): the model is told to state each item plainly, never
+as a change of an earlier point, except the items the template user would cue at that
+rate (``TemplateUser.cue``): those are marked, and it says in its own words that they
+replace an earlier version.
 """
 
 from __future__ import annotations
@@ -95,14 +100,20 @@ SYSTEM = """You play a developer in a long conversation with a coding assistant 
 a repository. Write the developer's next message, in the first person, as a
 developer would type it. The message must convey every information item listed
 for it, faithfully (do not correct, soften or add requirements), and it may use
-the retrieved code to be concrete. Write only the message."""
+the retrieved code to be concrete. State each item plainly as what holds: do not say
+or hint that it changes, corrects or replaces anything said before, unless the item is
+marked as replacing an earlier version; then say so in your own words. Write only the
+message."""
+REPLACES = ("  [replaces what you said earlier on this point: say so naturally, e.g. "
+            "\"{example}\"]")
 
 
 class LLMUser:
     name = "llm"
 
     def __init__(self, outline: Outline, llm: LLM, repo: RepoIndex | None = None,
-                 seed: int = 0, references: ReferenceQueries | None = None) -> None:
+                 seed: int = 0, references: ReferenceQueries | None = None,
+                 revision_cues: float = 0.0) -> None:
         self.outline = outline
         self.llm = llm
         self.repo = repo
@@ -110,7 +121,7 @@ class LLMUser:
         self.references = references
         self.queries = outline.queries()
         self.items = outline.items
-        self.template = TemplateUser(outline, seed)
+        self.template = TemplateUser(outline, seed, revision_cues)  # fallback, and the cues
         self.fallbacks = 0
         self.drawn: dict[int, str] = {}  # query index -> the reference question shown
 
@@ -169,7 +180,10 @@ class LLMUser:
                   f"Summary: {current.summary}" if current.summary else ""]
         if current.contains:
             lines.append("Information items to convey:")
-            lines += [f"- {self.items[i].text}" for i in current.contains]
+            for item_id in current.contains:
+                cue = self.template.cue(item_id)
+                lines.append(f"- {self.items[item_id].text}" + (
+                    REPLACES.format(example=cue.split("{")[0].strip()) if cue else ""))
         retrieved = self.retrieved(current)
         if retrieved:
             lines += ["", "Retrieved code:", *retrieved]
