@@ -124,7 +124,11 @@ def _check_assert():
 
 
 def run_asserts(job, env, cwd):
+    """Each assert group (and the check) in a child started without ``site`` (most of a
+    start-up here): the guard is imported by the harness, site-packages given on the path."""
     tests = list(job["tests"])
+    path = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), *job.get("site", ())) if p)
+    env = {**env, "PYTHONPATH": path}
     check = random.randrange(len(tests) + 1)
     order = [*range(len(tests))]
     order.insert(check, None)
@@ -132,7 +136,7 @@ def run_asserts(job, env, cwd):
     for index in order:
         token = secrets.token_hex(16)
         test = _check_assert() if index is None else tests[index]
-        status, late, report = _child([sys.executable, HARNESS], {
+        status, late, report = _child([sys.executable, "-S", HARNESS], {
             "token": token, "code": job["code"], "test": test}, env, cwd, job["timeout"])
         timed_out |= late
         ok = status == 0 and not late and report == (token + "\n").encode()

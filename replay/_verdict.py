@@ -33,7 +33,10 @@ def _take():
 
 
 def _one_test():
-    """The asserts child: nothing is left at module level for the tested code to call."""
+    """The asserts child (started with ``-S``): the guard first, then the payload; nothing
+    is left at module level for the tested code to call."""
+    import sitecustomize  # noqa: F401 - the guard, which -S does not load
+
     payload, report = _take()
     run, compile_, write, leave = exec, compile, os.write, os._exit
     if payload is None:
@@ -62,14 +65,19 @@ def _one_test():
             traceback.print_exc()
         except BaseException:
             pass
+        _flush()
         leave(1)
+    _flush()
+    write(report, (token + "\n").encode())
+    leave(0)
+
+
+def _flush():
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except BaseException:
         pass
-    write(report, (token + "\n").encode())
-    leave(0)
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ import resource
 import secrets
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import tempfile
@@ -320,7 +321,8 @@ class Sandbox:
         text) of those the runner saw pass (none if the check test passed)."""
         path = self.write("solution.py", code)
         result, found = self._verdicts({"mode": "asserts", "code": str(path),
-                                        "tests": list(tests)}, len(tests) + 1)
+                                        "tests": list(tests), "site": _site_packages()},
+                                       len(tests) + 1)
         if found is None:
             return _with(result, passed=set(), failed=set(), expected=None)
         return _with(result, passed={str(i) for i in found["passed"]}, failed=set(),
@@ -364,6 +366,12 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@lru_cache(maxsize=1)
+def _site_packages() -> list[str]:
+    """The interpreter's site-packages (asserts children start without ``site``)."""
+    return [p for p in site.getsitepackages() if Path(p).is_dir()]
 
 
 def _with(result: RunResult, *, passed: set[str], failed: set[str],

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from replay import _bwrap
 from replay.sandbox import Limits, Sandbox
 from replay.tasks import run_tests
 
@@ -184,3 +185,21 @@ def test_correct_code_passes_the_pytest_harness_per_target(repo):
     assert whole_file.ok and len(whole_file.passed) == 2
     half = pytest_run(repo, "def double(x):\n    return 0\n", "tests/test_calc.py")
     assert not half.ok and half.passed == {"tests/test_calc.py::test_zero"}
+
+
+@pytest.mark.skipif(_bwrap.available() is not None, reason="no OS jail here: as root without "
+                    "it, a child may read any process")
+def test_a_child_cannot_read_or_trace_the_runner():
+    probe = ("import ctypes, os\nppid = os.getppid()\n"
+             "for name in ('environ', 'mem', 'fd/0', 'maps'):\n"
+             "    try:\n        open(f'/proc/{ppid}/{name}', 'rb').read(64)\n"
+             "        print('read', name)\n"
+             "    except OSError:\n        print('refused', name)\n"
+             "libc = ctypes.CDLL(None, use_errno=True)\n"
+             "print('ptrace', libc.ptrace(16, ppid, 0, 0))\n")  # PTRACE_ATTACH
+    with Sandbox(limits=LIMITS) as box:
+        result = box.asserts(probe + WRONG, ["assert f(1) == 2"])
+    assert result.sandbox == "bwrap"
+    lines = set(result.stdout.splitlines())  # printed once per child (the test, the check)
+    assert lines == {"refused environ", "refused mem", "refused fd/0", "refused maps",
+                     "ptrace -1"}, result.stdout
