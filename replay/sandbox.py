@@ -30,12 +30,12 @@ code that special-cases the tests' inputs (or reads the tests and returns what t
 expect); values that lie about themselves (an ``__eq__`` that is always true); code that
 changes how the statement calling it runs (a trace function set during the call that
 jumps past the assert, builtins rebound during the call); and code written against this
-harness that tells the check test from the real ones (by its text, its file, or the
-runner's state copied into the child: the token, the test it was given) and forges
-only the others. A forger that guesses at random which runs to forge is caught with
-the check in the runs it forges (asserts: one check among n + 1 children; pytest: one
-check beside each target). Defaults follow DevEval's
-harness: 60 s per test, a 5 GB memory cap.
+harness that tells the check test from the real ones (by its text or its file) and
+forges only the others. One that forges without telling them apart escapes only by
+missing the check: forging m of n asserts, with probability (n + 1 - m) / (n + 1); in a
+pytest run, 1/2 per target (the check is beside each). In the weak sandbox run as root,
+a child may read the runner's memory (root may trace any process), and with it which
+test is the check. Defaults follow DevEval's harness: 60 s per test, a 5 GB memory cap.
 """
 
 from __future__ import annotations
