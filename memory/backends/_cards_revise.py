@@ -11,6 +11,8 @@ one supersedes the earlier when:
   name, share most of their words in order (``RESTATE_WORDS``) and are close in meaning
   (MiniLM cosine ``RESTATE_COS``), or differ only in their values (code spans, numbers,
   quoted strings, CamelCase names);
+- **paraphrase**: the two, without their leads, are close in meaning (``PARAPHRASE``)
+  and not read as different aspects: the same claim said again in other words;
 - **same constraint**: both are constraints (errors, validation, limits: the aspect is
   read from MiniLM similarity to prototype statements of each aspect) and close in
   meaning without their leads (``CONSTRAINT_NEAR``): a rule about the same condition;
@@ -58,7 +60,8 @@ NAME_NEAR = 0.4  # with the same module and kind, this much name similarity is e
 ROLE_CLOSE = 0.8  # or this much cosine between the two names' code in the repository
 ASPECT_MARGIN = 0.1  # a statement's aspect must beat the runner-up by this much
 CONVENTION = 0.45  # a convention must also be this close to one of its prototypes
-CONSTRAINT_NEAR = 0.6  # two constraints this close (without their leads) set one rule
+CONSTRAINT_NEAR = 0.5  # two constraints this close (without their leads) set one rule
+PARAPHRASE = 0.8  # two descriptions this close (without their leads) say one thing
 
 # Prototype statements of the aspects a fact about a function may set (our own words,
 # generic): a statement's aspect is the one whose prototypes it is closest to.
@@ -289,10 +292,11 @@ class Reviser:
             theirs = self.aspects.get(other.id, "")
             if (mine and theirs and mine != theirs) or adds(node.content):
                 continue  # other aspects, or a statement that says it adds
-            if mine == theirs == "constraint":
-                near = float(cosine(own, self._body(other, vectors[other.id])[None, :])[0])
-                if near >= CONSTRAINT_NEAR:
-                    found.append(Revision(other, near, "aspect:constraint", uncertain=True))
+            near = float(cosine(own, self._body(other, vectors[other.id])[None, :])[0])
+            if near >= PARAPHRASE:
+                found.append(Revision(other, near, "paraphrase", uncertain=True))
+            elif mine == theirs == "constraint" and near >= CONSTRAINT_NEAR:
+                found.append(Revision(other, near, "aspect:constraint", uncertain=True))
             elif mine in SINGLE_OR_UNCLEAR and theirs in SINGLE_OR_UNCLEAR:
                 asked.append(Revision(other, sim, "aspect:behaviour", uncertain=True,
                                       judged_only=True))
