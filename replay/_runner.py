@@ -26,8 +26,6 @@ import contextlib
 import ctypes
 import json
 import os
-import random
-import secrets
 import select
 import signal
 import subprocess
@@ -37,6 +35,15 @@ import time
 PR_SET_DUMPABLE = 4
 REPORT_LIMIT = 4 * 1024 * 1024  # bytes read from one child's report pipe
 HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "engram_verdict.py")
+
+
+def _token():
+    return os.urandom(16).hex()
+
+
+def _below(k):
+    """A random int in [0, k) from os.urandom (random and secrets cost start-up time)."""
+    return int.from_bytes(os.urandom(8), "big") % k
 
 
 def _undumpable():
@@ -83,7 +90,8 @@ def _read_until(fd, proc, deadline):
 
 
 def _child(argv, payload, env, cwd, timeout):
-    """Run one child: (exit status or None, timed out, report bytes)."""
+    """Run one child, ``payload`` (its token first, a line of its own) on its payload
+    pipe: (exit status or None, timed out, report bytes)."""
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     try:
@@ -98,7 +106,7 @@ def _child(argv, payload, env, cwd, timeout):
     os.close(in_r)
     os.close(out_w)
     with contextlib.suppress(OSError):
-        os.write(in_w, json.dumps(payload).encode())
+        os.write(in_w, payload.encode())
     os.close(in_w)
     report, timed_out = _read_until(out_r, proc, time.monotonic() + timeout)
     os.close(out_r)
@@ -113,14 +121,14 @@ def _lines(report, token):
     out = []
     for line in report.decode("utf-8", "replace").splitlines():
         fields = line.split("\t", 2)
-        if len(fields) == 3 and secrets.compare_digest(fields[0], token):
+        if len(fields) == 3 and fields[0] == token:
             out.append((fields[1], fields[2]))
     return out
 
 
 def _check_assert():
-    a = random.randrange(2, 10**6)
-    return f"assert {a} == {a + random.randrange(1, 10**6)}"
+    a = 2 + _below(10**6)
+    return f"assert {a} == {a + 1 + _below(10**6)}"
 
 
 def run_asserts(job, env, cwd):
@@ -129,15 +137,16 @@ def run_asserts(job, env, cwd):
     tests = list(job["tests"])
     path = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), *job.get("site", ())) if p)
     env = {**env, "PYTHONPATH": path}
-    check = random.randrange(len(tests) + 1)
+    check = _below(len(tests) + 1)
     order = [*range(len(tests))]
     order.insert(check, None)
     passed, forged, timed_out = [], False, False
     for index in order:
-        token = secrets.token_hex(16)
+        token = _token()
         test = _check_assert() if index is None else tests[index]
-        status, late, report = _child([sys.executable, "-S", HARNESS], {
-            "token": token, "code": job["code"], "test": test}, env, cwd, job["timeout"])
+        status, late, report = _child([sys.executable, "-S", HARNESS],
+                                      f"{token}\n{job['code']}\n{test}", env, cwd,
+                                      job["timeout"])
         timed_out |= late
         ok = status == 0 and not late and report == (token + "\n").encode()
         if index is None:
@@ -158,12 +167,12 @@ def run_pytest(job, env, cwd):
     check_file = check.split("::")[0]
     passed, failed, forged, timed_out = set(), set(), False, False
     for target in job["targets"]:
-        token = secrets.token_hex(16)
+        token = _token()
         nodes = [target]
-        nodes.insert(random.randrange(2), check)
+        nodes.insert(_below(2), check)
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 "-p", "engram_verdict", "--maxfail=0", "--rootdir", cwd, *nodes]
-        status, late, report = _child(argv, {"token": token}, env, cwd, job["timeout"])
+        status, late, report = _child(argv, token, env, cwd, job["timeout"])
         timed_out |= late
         lines = _lines(report, token)
         good = status in (0, 1) and not late and any(kind == "done" for kind, _ in lines)

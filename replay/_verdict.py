@@ -12,14 +12,13 @@ both ran through. This file is copied, never imported by engram itself.
 """
 
 import builtins
-import contextlib
-import json
 import os
 import sys
 
 
 def _take():
-    """(payload, report fd), each once: the payload pipe is read to its end and closed."""
+    """(payload lines: the token, then for asserts the code's path and the test; report
+    fd), each once: the payload pipe is read to its end and closed."""
     fds = os.environ.pop("ENGRAM_VERDICT_FDS", "")
     try:
         read_fd, write_fd = (int(x) for x in fds.split(","))
@@ -27,7 +26,7 @@ def _take():
         while chunk := os.read(read_fd, 65536):
             chunks.append(chunk)
         os.close(read_fd)
-        return json.loads(b"".join(chunks)), write_fd
+        return b"".join(chunks).decode("utf-8").split("\n", 2), write_fd
     except (ValueError, OSError):
         return None, -1
 
@@ -39,16 +38,16 @@ def _one_test():
 
     payload, report = _take()
     run, compile_, write, leave = exec, compile, os.write, os._exit
-    if payload is None:
+    if payload is None or len(payload) != 3:
         leave(2)
-    token, path = payload["token"], payload["code"]
+    token, path, test = payload
     sys.path[0] = os.getcwd()
     saved = dict(builtins.__dict__)
     namespace = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
     try:
         with open(path, encoding="utf-8") as handle:
             code = compile_(handle.read(), path, "exec")
-        test = compile_(payload["test"], "<test>", "exec")
+        test = compile_(test, "<test>", "exec")
         del payload
         run(code, namespace)
         sys.settrace(None)
@@ -84,8 +83,10 @@ if __name__ == "__main__":
     _one_test()
 else:
     def _reporter():
+        import contextlib
+
         payload, report = _take()
-        token = payload["token"] if payload else ""
+        token = payload[0] if payload else ""
         write = os.write
 
         def send(kind, text):
