@@ -154,7 +154,8 @@ class Agent:
                              on_token: Callable[[str], None] | None) -> str:
         """The answer, streamed to ``on_token``. One that starts repeating itself (the
         same sentence, line or paragraph, ``memory.repetition``) is stopped there, kept up
-        to its first copy, and the stop noted in ``turn.meta["stopped"]``."""
+        to its first copy, and the stop noted in ``turn.meta["stopped"]``; so is one whose
+        last line, when it ended, made the repetition."""
         guard = RepetitionDetector() if self.config.stop_repetition else None
 
         def piece(text: str) -> None:
@@ -164,7 +165,7 @@ class Agent:
                 raise _RepeatingStream("the answer repeats itself")
 
         try:
-            return await self.llm.stream(
+            text = await self.llm.stream(
                 pack.to_messages(), purpose="answer",
                 on_token=piece if guard is not None or on_token is not None else None,
                 max_tokens=self.config.max_answer_tokens,
@@ -176,6 +177,10 @@ class Agent:
                 raise
             turn.meta[STOPPED] = guard.found.as_meta()
             return kept(guard.text, guard.found)
+        if guard is not None and (found := guard.finish()) is not None:  # the last copy ended it
+            turn.meta[STOPPED] = found.as_meta()
+            return kept(text, found)
+        return text
 
     async def _use_tools(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
         """Run the tool loop of a backend that offers functions (``toolbox(query)``): the

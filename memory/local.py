@@ -232,8 +232,8 @@ class LocalModel:
         free = self.grammar(params.get("response_format")) is None
         guard = RepetitionDetector() if free else None
         text, prompt, completion = self._collect(self.stream(messages, params, cancel, guard))
-        if guard is not None and guard.found is not None:
-            return Generation(kept(text, guard.found), prompt, completion, guard.found)
+        if guard is not None and (found := guard.finish()) is not None:
+            return Generation(kept(text, found), prompt, completion, found)
         return Generation(text, prompt, completion)
 
     def stream(self, messages: list[dict[str, Any]], params: dict[str, Any],

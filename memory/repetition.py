@@ -96,6 +96,11 @@ class RepetitionDetector:
             self._check_tail()
         return self.found
 
+    def finish(self) -> Repetition | None:
+        """The stream ended: its last line counts too (a loop's last copy often ends
+        the answer without a line break)."""
+        return self.feed("\n")
+
     # -- cutting the text into units -------------------------------------------------
     def _step(self, char: str, end: int) -> bool:
         """One character more, the text now ``end`` long; True once a repetition is found."""
@@ -200,7 +205,7 @@ def find_repetition(text: str, **settings: int) -> Repetition | None:
     """The first repetition in a whole text (a detector fed it at once)."""
     detector = RepetitionDetector(**settings)
     detector.feed(text)
-    return detector.feed("\n")  # the last line ends
+    return detector.finish()
 
 
 def kept(text: str, found: Repetition) -> str:

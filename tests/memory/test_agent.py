@@ -106,6 +106,15 @@ async def test_an_answer_that_repeats_itself_is_stopped_kept_once_and_recorded(
     assert follow.assistant == "scripted answer" and "stopped" not in follow.meta
 
 
+async def test_an_answer_ended_by_the_last_copy_of_a_loop_is_cut_too(make_agent, script):
+    agent = make_agent("full")
+    line = "- `PYMENUBAR` - a command-line tool that controls your Python script."
+    script.push("\n".join(["Values:", line, "- other", line, "- other", line]))
+    turn = await agent.ask("what values?")
+    assert turn.assistant == f"Values:\n{line}\n- other"
+    assert turn.meta["stopped"]["rule"] == "count"
+
+
 async def test_the_stop_can_be_turned_off_and_spares_ordinary_answers(make_agent, script):
     import dataclasses
 

@@ -176,6 +176,15 @@ def test_ordinary_answers_are_not_flagged(text):
     assert streamed(text, size=7)[0].found is None
 
 
+def test_a_loop_whose_last_copy_ends_the_stream_is_found_when_it_ends():
+    line = "- `PYTHONPATH` - This is where the Python interpreter lives, as said.\n"
+    text = "Values:\n" + line * 2 + line.rstrip("\n")  # no line break after the last copy
+    detector = RepetitionDetector()
+    assert detector.feed(text) is None
+    found = detector.finish()
+    assert found is not None and kept(text, found) == ("Values:\n" + line).rstrip()
+
+
 def test_pieces_of_any_size_give_the_same_verdict():
     text = "Intro line here.\n" + PARAGRAPH * 5
     verdicts = {streamed(text, size)[0].found for size in (1, 2, 5, 16, 200)}
