@@ -1,7 +1,7 @@
 """Transcript records as typed values: what a line must hold before anything uses it.
 
 ``parse_record`` turns one decoded JSON value into a ``SessionRecord``, ``TurnRecord``,
-``SwitchRecord``, ``MemoryRecord`` or ``ABRecord``, or raises ``RecordError`` saying
+``SwitchRecord``, ``MemoryRecord``, ``ABRecord`` or ``ToolRecord``, or raises ``RecordError`` saying
 which field is wrong. Fields engram does not know are kept in ``data`` (the object as
 read) and never used. Every record keeps ``data`` for listings and tests.
 """
@@ -15,7 +15,7 @@ from memory import _checks as check
 from memory._checks import RecordError
 from memory.types import Turn
 
-RECORD_TYPES = frozenset({"session", "turn", "switch", "memory", "ab"})
+RECORD_TYPES = frozenset({"session", "turn", "switch", "memory", "ab", "tool"})
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,24 @@ class ABRecord:
     type: str = "ab"
 
 
-Record = SessionRecord | TurnRecord | SwitchRecord | MemoryRecord | ABRecord
+@dataclass(frozen=True)
+class ToolRecord:
+    """One call of a turn's tool loop (memory/toolloop.py), written when it finished:
+    the turn it was for, its step, the function, its arguments, whether it worked and
+    its output (as kept); ``data`` holds the rest (consent, exit status, seconds)."""
+
+    turn: int
+    step: int
+    function: str
+    args: dict[str, Any]
+    ok: bool
+    result: str = ""
+    backend: str = ""
+    data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    type: str = "tool"
+
+
+Record = SessionRecord | TurnRecord | SwitchRecord | MemoryRecord | ABRecord | ToolRecord
 
 
 def parse_record(value: Any) -> Record:
@@ -128,5 +145,14 @@ def _ab(data: dict[str, Any]) -> ABRecord:
                     check.optional_integer(data, "turn"), data)
 
 
+def _tool(data: dict[str, Any]) -> ToolRecord:
+    ok = data.get("ok", True)
+    if not isinstance(ok, bool):
+        raise RecordError("'ok' must be true or false")
+    return ToolRecord(check.integer(data, "turn"), check.integer(data, "step"),
+                      check.text(data, "function"), check.obj(data, "args"), ok,
+                      check.text(data, "result", ""), check.text(data, "backend", ""), data)
+
+
 _PARSERS = {"session": _session, "turn": _turn, "switch": _switch, "memory": _memory,
-            "ab": _ab}
+            "ab": _ab, "tool": _tool}

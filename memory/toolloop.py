@@ -1,13 +1,20 @@
-"""The Agent's tool loop: a backend that offers functions lets the model call them
-before it answers.
+"""The Agent's tool loop: the model may call functions before it answers.
 
-A backend with a ``toolbox(query)`` method returns a ``Toolbox`` for one answer: the
-functions it offers and a ``call`` that runs one. The loop asks the model, one
-structured step at a time, whether to ``answer`` or to call a function; each result
-joins the context pack as a ``memory`` section (so the inspector shows it and the
-answer sees it). A call with ``request_heartbeat`` true, or a failed call (MemGPT's
-forced heartbeat), chains another step; anything else ends the loop and the model
-answers. At most ``max_steps`` steps, every one counted as ``memory`` usage.
+A ``Toolbox`` offers the functions of one answer and runs a call: a backend's memory
+functions (``toolbox(query)``: MemGPT's), the repository tools (memory/tools/), or both
+(``combine``). The loop asks the model, one structured step at a time,
+whether to ``answer`` or to call a function; each call and its output join the context
+pack as a ``memory`` section (so the inspector shows it and the answer sees it). A call
+with ``request_heartbeat`` true, or a failed call (MemGPT's forced heartbeat), chains
+another step; anything else ends the loop and the model answers. At most ``max_steps``
+steps, every one counted as ``memory`` usage.
+
+What the loop sends stays within the window: before each step the calls' sections must
+fit the room the pack leaves under ``limit`` (the tokens the pack may hold; by default
+the window less a step's reply and a margin). A backend's ``condenser()`` acts on the
+outputs first (``mask`` masks old ones, ``compact`` summarises them); then
+``memory.tools.trajectory.fit`` masks, clips or drops what still does not fit. What the
+model stopped seeing is in the outcome (``dropped``), and so in the turn's meta.
 
 Every model takes the same structured step (``LLM.complete_json``): a JSON Schema whose
 ``call`` is one of the functions (``anyOf``, the function's name as a one-value
@@ -18,20 +25,24 @@ provider's schema mode, JSON mode or the schema in the prompt, as every structur
 
 from __future__ import annotations
 
-import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from memory.llm import LLM, LLMError
-from memory.types import ContextPack, Section
+from memory.tools.trajectory import Condenser, Step, Trajectory, fit
+from memory.types import ContextPack
 
 MAX_STEPS = 6
 ANSWER = "answer"
 HEARTBEAT = "request_heartbeat"
-RESULT_CHARS = 3000  # MemGPT's FUNCTION_RETURN_CHAR_LIMIT
+RESULT_CHARS = 3000  # MemGPT's FUNCTION_RETURN_CHAR_LIMIT: a toolbox may set its own
+STEP_TOKENS = 300  # the longest reply a step may take
+MARGIN = 64  # chat-template overhead
 
-STEP_PROMPT = """Before you answer, you may call one of your memory functions. Choose
-"answer" to reply to the developer now. Choose a function to read or edit your memory;
+STEP_PROMPT = """Before you answer, you may call one of your {kind}. Choose
+"answer" to reply to the developer now. Choose a function to {purpose};
 set request_heartbeat to true when you want another step after it (to call a further
 function), false to answer right after it.
 Functions:
@@ -42,7 +53,7 @@ Functions:
 
 @dataclass(frozen=True)
 class Tool:
-    """One function a backend offers: its name, what it does, its arguments' schema
+    """One function a toolbox offers: its name, what it does, its arguments' schema
     (``properties`` of an object; every one required)."""
 
     name: str
@@ -54,16 +65,52 @@ class Tool:
 class ToolResult:
     text: str
     ok: bool = True
+    meta: dict[str, Any] = field(default_factory=dict)  # recorded with the call (consent, ...)
 
 
 class Toolbox(Protocol):
-    """The functions one answer may call, over a scratch copy of the backend's memory."""
+    """The functions one answer may call. Optional attributes: ``kind`` and ``purpose``
+    (how the step prompt names them), ``result_chars`` (how much of an output is kept)."""
 
     def tools(self) -> list[Tool]:
         ...
 
     async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         ...
+
+
+@dataclass
+class Combined:
+    """Several toolboxes offered as one: a call goes to the first box offering the name."""
+
+    boxes: list[Toolbox]
+    kind = "functions (memory functions and tools on the repository)"
+    purpose = "manage your memory, or read, search or run things in the repository"
+
+    @property
+    def result_chars(self) -> int:
+        return max(int(getattr(b, "result_chars", RESULT_CHARS)) for b in self.boxes)
+
+    def tools(self) -> list[Tool]:
+        seen: dict[str, Tool] = {}
+        for box in self.boxes:
+            for tool in box.tools():
+                seen.setdefault(tool.name, tool)
+        return list(seen.values())
+
+    async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        for box in self.boxes:
+            if any(t.name == name for t in box.tools()):
+                return await box.call(name, args)
+        return ToolResult(f"No function {name!r}.", ok=False)
+
+
+def combine(*boxes: Toolbox | None) -> Toolbox | None:
+    """The boxes given (None ones left out) as one toolbox; None when there is none."""
+    found = [b for b in boxes if b is not None]
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else Combined(found)
 
 
 def step_schema(tools: list[Tool]) -> dict[str, Any]:
@@ -89,15 +136,14 @@ def describe(tools: list[Tool]) -> str:
     return "\n".join(lines)
 
 
-def render_call(name: str, args: dict[str, Any], result: ToolResult) -> str:
-    shown = json.dumps(args, ensure_ascii=False)
-    status = "" if result.ok else " (failed)"
-    return f"Function call {name}({shown}){status} returned:\n{result.text[:RESULT_CHARS]}"
+def step_note(box: Toolbox, tools: list[Tool]) -> str:
+    return STEP_PROMPT.format(kind=getattr(box, "kind", "memory functions"),
+                              purpose=getattr(box, "purpose", "read or edit your memory"),
+                              functions=describe(tools))
 
 
-def _step_messages(pack: ContextPack, functions: str) -> list[dict[str, Any]]:
+def _step_messages(pack: ContextPack, note: str) -> list[dict[str, Any]]:
     messages = pack.to_messages()
-    note = STEP_PROMPT.format(functions=functions)
     if messages and messages[0]["role"] == "system":
         messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{note}"}
     else:
@@ -107,31 +153,58 @@ def _step_messages(pack: ContextPack, functions: str) -> list[dict[str, Any]]:
 
 @dataclass
 class LoopOutcome:
-    """What the loop did: each call with its arguments and result, and why it stopped."""
+    """What the loop did: each call with its arguments and result, why it stopped, what
+    the model stopped seeing (``dropped``) and the most tokens a step's pack held."""
 
     calls: list[dict[str, Any]] = field(default_factory=list)
     steps: int = 0
     error: str = ""
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    limit: int = 0
+    peak: int = 0
 
     def meta(self) -> dict[str, Any]:
-        return {"calls": self.calls, "steps": self.steps,
-                **({"error": self.error} if self.error else {})}
+        meta: dict[str, Any] = {"calls": self.calls, "steps": self.steps}
+        if self.error:
+            meta["error"] = self.error
+        if self.dropped:
+            meta["dropped"] = self.dropped
+        if self.limit:
+            meta["limit"], meta["peak"] = self.limit, self.peak
+        return meta
 
 
-async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack,
-                    max_steps: int = MAX_STEPS) -> LoopOutcome:
+def default_limit(llm: LLM) -> int:
+    """The tokens a step's pack may hold: the window less a step's reply and a margin."""
+    return max(0, llm.context_window() - STEP_TOKENS - MARGIN)
+
+
+OnCall = Callable[[dict[str, Any]], None]
+
+
+async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack, max_steps: int = MAX_STEPS,
+                    *, limit: int | None = None, condenser: Condenser | None = None,
+                    on_call: OnCall | None = None) -> LoopOutcome:
     """Let the model call ``box``'s functions until it answers, a chain ends or
-    ``max_steps`` steps were taken; each result is appended to ``pack``."""
-    outcome = LoopOutcome()
+    ``max_steps`` steps were taken; the calls' sections are appended to ``pack`` and kept
+    within ``limit`` tokens (see the module's docstring). ``on_call`` gets each call as it
+    finishes (the Agent writes it to the transcript)."""
+    outcome = LoopOutcome(limit=limit if limit is not None else default_limit(llm))
+    trajectory = Trajectory()
+    base = list(pack.sections)
+    count = llm.count_tokens
+    chars = int(getattr(box, "result_chars", RESULT_CHARS))
     while outcome.steps < max_steps:
         tools = box.tools()
         if not tools:  # nothing to call (a constrained model offered no choice): answer
             break
+        note = step_note(box, tools)
+        await _keep_within(trajectory, pack, base, outcome, count(note), count, condenser)
         outcome.steps += 1
         try:
-            decision = await llm.complete_json(_step_messages(pack, describe(tools)),
-                                               step_schema(tools), purpose="memory",
-                                               name="step", max_tokens=300)
+            decision = await llm.complete_json(_step_messages(pack, note), step_schema(tools),
+                                               purpose="memory", name="step",
+                                               max_tokens=STEP_TOKENS)
         except LLMError as exc:
             outcome.error = f"step {outcome.steps}: {exc}"
             break
@@ -140,15 +213,35 @@ async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack,
         if name == ANSWER:
             break
         heartbeat = bool(args.pop(HEARTBEAT, False))
+        started = time.monotonic()
         try:
             result = await box.call(name, args)
         except Exception as exc:  # a broken function is the model's failed call, not ours
             result = ToolResult(f"{type(exc).__name__}: {exc}", ok=False)
-        text = render_call(name, args, result)
-        pack.sections.append(Section("memory", f"call:{outcome.steps}:{name}", text,
-                                     llm.count_tokens(text)))
-        outcome.calls.append({"function": name, "args": args, "ok": result.ok,
-                              "heartbeat": heartbeat, "result": result.text[:RESULT_CHARS]})
+        output = result.text[:chars]
+        trajectory.steps.append(Step(len(trajectory.steps) + 1, name, args, result.ok, output))
+        call = {"function": name, "args": args, "ok": result.ok, "heartbeat": heartbeat,
+                "result": output, "step": outcome.steps,
+                "seconds": round(time.monotonic() - started, 3), **result.meta}
+        outcome.calls.append(call)
+        if on_call is not None:
+            on_call(call)
         if result.ok and not heartbeat:
             break
+    await _keep_within(trajectory, pack, base, outcome, 0, count, condenser)
     return outcome
+
+
+async def _keep_within(trajectory: Trajectory, pack: ContextPack, base: list,
+                       outcome: LoopOutcome, note: int, count: Any,
+                       condenser: Condenser | None) -> None:
+    """Condense the calls into the room ``pack`` leaves, then show them in ``pack``."""
+    if trajectory.steps:
+        room = outcome.limit - note - pack.query_tokens - sum(s.tokens for s in base)
+        seen = len(trajectory.events)
+        if condenser is not None:
+            await condenser.condense(trajectory, room, count)
+        fit(trajectory, room, count)
+        outcome.dropped += [e.as_dict() for e in trajectory.events[seen:]]
+    pack.sections = [*base, *trajectory.sections(count)]
+    outcome.peak = max(outcome.peak, pack.tokens + note)

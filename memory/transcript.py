@@ -1,11 +1,11 @@
 """Session recording: one JSON object per line, fsync'd per record, read tolerantly.
 
-Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab`` (typed in
-``memory.records``). A ``memory`` record with ``by: "user"`` is the developer's steering
-(memory/steering.py): ``op`` pin | unpin | forget | edit, ``id``, ``text``, ``kind`` (pin),
-``old`` (edit) and ``after`` (the number of turns the session had then); a turn's context
-entries may carry ``pinned: true``. Secrets are redacted (``memory.redact``) before
-anything is written.
+Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab``, ``tool`` (one call
+of a turn's tool loop; typed in ``memory.records``). A ``memory`` record with
+``by: "user"`` is the developer's steering (memory/steering.py): ``op`` pin | unpin |
+forget | edit, ``id``, ``text``, ``kind`` (pin), ``old`` (edit) and ``after`` (the number
+of turns the session had then); a turn's context entries may carry ``pinned: true``.
+Secrets are redacted (``memory.redact``) before anything is written.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from memory.records import (
     Record,
     SessionRecord,
     SwitchRecord,
+    ToolRecord,
     TurnRecord,
     parse_record,
 )
@@ -108,6 +109,10 @@ class Transcript:
     @property
     def memories(self) -> list[MemoryRecord]:
         return [r for r in self.records if isinstance(r, MemoryRecord)]
+
+    @property
+    def tool_calls(self) -> list[ToolRecord]:
+        return [r for r in self.records if isinstance(r, ToolRecord)]
 
     @property
     def comparisons(self) -> list[ABRecord]:

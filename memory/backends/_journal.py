@@ -17,10 +17,11 @@ class Journal:
         self.applied = 0  # memory operations applied since the backend was built
         self.skipped = 0
 
-    def op(self, op: str, memory_id: str, text: str) -> None:
+    def op(self, op: str, memory_id: str, text: str, **extra: Any) -> None:
+        """One operation; ``extra`` fields go into its record as they are."""
         self.applied += 1
         self._pending.append({"type": "memory", "backend": self.backend, "op": op,
-                              "id": memory_id, "text": text})
+                              "id": memory_id, "text": text, **extra})
 
     def skip(self, why: str) -> None:
         self.skipped += 1

@@ -10,6 +10,15 @@ tail). The previous summary is part of the next summary's input (a rolling,
 recursive summary, as Aider and OpenHands do). ``compact(guidance)`` forces one with
 the developer's extra instructions (Claude Code's and Codex's ``/compact``).
 
+Tool calls (memory/toolloop.py, memory/tools/) are part of the turns: a past turn's
+calls are shown with their outputs cut to ``TRAIL_CHARS`` and folded into the summary
+with the turn. Within a long turn (``condenser()``, asked after every call) the outputs
+are compacted as agents do: when the calls pass the share of the room the window
+leaves, every call but the newest is folded by the LLM into the turn's notes on its
+calls (their outputs no longer shown). What a compaction dropped is recorded: the
+``SUMMARIZE`` memory record lists each folded turn and what it held (``dropped``), and,
+within a turn, events in the turn's ``tools.dropped`` say which calls were folded.
+
 Options (``BackendEnv.options``): ``compact_share`` (0.8), ``compact_turns`` (0: off),
 ``compact_keep_first`` (1 turn), ``compact_summary_tokens`` (512).
 """
@@ -29,7 +38,17 @@ from memory.backends.base import (
     turn_sections,
 )
 from memory.backends.mem0 import statements
-from memory.llm import LLMError
+from memory.llm import LLM, LLMError
+from memory.tools.trajectory import (
+    CLIPPED,
+    MASKED,
+    SUMMARISED,
+    WHOLE,
+    Call,
+    Count,
+    Trajectory,
+    trail,
+)
 from memory.types import ContextPack, Section, Turn
 
 SHARE = 0.8  # of the window: the history size that triggers a compaction
@@ -37,6 +56,8 @@ KEEP_FIRST = 1  # turns kept verbatim at the start (OpenHands keeps its first ev
 SUMMARY_TOKENS = 512
 PROMPT_SHARE = 0.6  # of the window, at most, for the turns shown to the summariser
 CHARS_PER_TOKEN = 3
+TRAIL_CHARS = 1500  # of each tool output of a past turn shown verbatim
+NOTES_CHARS = 2400  # the notes on a turn's folded calls
 
 SUMMARY_PROMPT = """You maintain the running summary of a long conversation between a
 developer and a coding assistant about one repository. The older turns are being
@@ -104,11 +125,95 @@ class CompactConfig:
                                                   SUMMARY_TOKENS)))
 
 
-def render_turn(turn: Turn, chars: int) -> str:
-    def clip(text: str) -> str:
-        return text if len(text) <= chars else text[:chars] + " [...]"
+CALLS_PROMPT = """You keep a coding assistant's notes on the tool calls it made while
+answering one question. The outputs of its older calls are being removed from its view;
+your notes are all that will remain of them. Fold the previous notes and the calls below
+into new notes: for each call, what it looked for and what it found that matters for the
+question (file paths, line numbers, names, values, errors, test results). Short lines;
+leave out what does not matter."""
 
-    return f"[turn {turn.index}]\nDeveloper: {clip(turn.user)}\nAssistant: {clip(turn.assistant)}"
+
+def clip(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars] + " [...]"
+
+
+def render_calls(calls: list[Call], chars: int) -> str:
+    lines = []
+    for call in calls:
+        status = "" if call.ok else " (failed)"
+        lines.append(f"Function call {call.line}{status} returned:\n{clip(call.output, chars)}")
+    return "\n\n".join(lines)
+
+
+def render_turn(turn: Turn, chars: int) -> str:
+    calls = trail(turn)
+    tools = f"\nTool calls:\n{render_calls(calls, chars)}" if calls else ""
+    return (f"[turn {turn.index}]\nDeveloper: {clip(turn.user, chars)}{tools}\n"
+            f"Assistant: {clip(turn.assistant, chars)}")
+
+
+def past_sections(turn: Turn, count: Count) -> list[Section]:
+    """A past turn as the model sees it: its question, its calls (outputs cut to
+    ``TRAIL_CHARS``), its answer."""
+    user, answer = turn_sections(turn, count)
+    calls = trail(turn)
+    if not calls:
+        return [user, answer]
+    text = "Tool calls of this turn:\n" + render_calls(calls, TRAIL_CHARS)
+    return [user, Section("history", user.source, text, count(text), role="assistant"),
+            answer]
+
+
+def dropped_text(turn: Turn) -> str:
+    """What folding a turn into the summary took out of view."""
+    calls = trail(turn)
+    said = f"Developer: {clip(turn.user, 200)} | Assistant: {clip(turn.assistant, 200)}"
+    if not calls:
+        return said
+    outputs = sum(len(c.output) for c in calls)
+    return (f"{said} | {len(calls)} tool calls ({outputs} characters of output): "
+            + "; ".join(clip(c.line, 120) for c in calls))
+
+
+class SummariseCalls:
+    """Within a long turn: past ``share`` of the room, every call but the newest
+    ``keep_last`` is folded by the LLM into the turn's notes on its calls."""
+
+    name = "compact"
+
+    def __init__(self, llm: LLM, share: float, keep_last: int = 1,
+                 tokens: int = SUMMARY_TOKENS) -> None:
+        self.llm, self.share, self.keep_last, self.tokens = llm, share, keep_last, tokens
+
+    async def condense(self, trajectory: Trajectory, room: int, count: Count) -> None:
+        if trajectory.tokens(count) <= room * self.share:
+            return
+        shown = [s for s in trajectory.steps if s.state in (WHOLE, CLIPPED, MASKED)]
+        fold = shown[:max(0, len(shown) - self.keep_last)]
+        if not fold:
+            return
+        chars = max(200, int(self.llm.context_window() * PROMPT_SHARE) * CHARS_PER_TOKEN
+                    // (2 * len(fold)))
+        calls = render_calls([Call(s.function, s.args, s.ok, s.output) for s in fold], chars)
+        user = (f"Previous notes:\n{trajectory.summary or '(none yet)'}\n\n"
+                f"Calls to fold in:\n{calls}\n\nNew notes:")
+        schema = {"type": "object", "properties": {"notes": {
+            "type": "string", "minLength": 1, "maxLength": NOTES_CHARS}},
+            "required": ["notes"], "additionalProperties": False}
+        try:
+            data = await self.llm.ask_json(CALLS_PROMPT, user, schema, name="call_notes",
+                                           max_tokens=self.tokens)
+        except LLMError:
+            return  # the window's own fit masks them instead (and records it)
+        notes = str((data or {}).get("notes", "")).strip() if isinstance(data, dict) else ""
+        if not notes:
+            return
+        trajectory.summary = notes
+        for step in fold:
+            before = count(step.render())
+            step.state = SUMMARISED
+            trajectory.note(step, SUMMARISED, self.name, before, 0,
+                            notes if step is fold[-1] else "")
 
 
 class CompactBackend:
@@ -157,7 +262,7 @@ class CompactBackend:
 
     # -- observe ----------------------------------------------------------------------
     async def observe(self, turn: Turn) -> None:
-        self._sections[turn.index] = turn_sections(turn, self.env.count)
+        self._sections[turn.index] = past_sections(turn, self.env.count)
         if len(self.head) < self.config.keep_first and not self.summarized:
             self.head.append(turn)
         else:
@@ -194,8 +299,13 @@ class CompactBackend:
         self.compactions += 1
         self._digest.update("compact", summary, *[t.index for t in middle])
         self.journal.op("SUMMARIZE", f"summary:{self.summarized[0]}-{self.summarized[-1]}",
-                        summary)
+                        summary, dropped=[{"turn": t.index, "text": dropped_text(t)}
+                                          for t in middle])
         return True
+
+    def condenser(self) -> SummariseCalls:
+        return SummariseCalls(self.env.llm, self.config.share,
+                              tokens=self.config.summary_tokens)
 
     async def _summarize(self, middle: list[Turn], guidance: str) -> str:
         room = int(self.env.llm.context_window() * PROMPT_SHARE) - self.env.count(self.summary)

@@ -6,6 +6,15 @@ Complexity Trap", who found masking as good as LLM summarisation at about half t
 cost) code blocks and tool-like outputs (fenced blocks, tracebacks) are replaced by a
 one-line placeholder naming what was there. The prose around them is kept as it was.
 No LLM. Over the window, the oldest turns are dropped whole (as ``full``).
+
+Tool outputs (memory/toolloop.py, memory/tools/) are masked as the paper's agents mask
+observations: only the newest ``mask_observations`` outputs (default 4: an engram turn
+holds a few calls, and a small model's window is a few thousand tokens) are shown whole;
+every older one is replaced by a placeholder naming its size and last line, its call
+kept. That holds within a long turn (``condenser()``: the tool loop asks it after each
+call) and across turns (the calls of past turns, newest first). An output leaving the
+window across turns is a ``MASK`` memory record; within a turn, an event in the turn's
+``tools.dropped``.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.backends._journal import Journal
 from memory.backends.base import (
     BackendEnv,
     Digest,
@@ -20,9 +30,11 @@ from memory.backends.base import (
     repo_sections,
     split_budget,
 )
+from memory.tools.trajectory import MASKED, WHOLE, Call, Count, Trajectory, placeholder, trail
 from memory.types import ContextPack, Section, Turn
 
 KEEP = 10  # most recent turns shown unmasked
+OBSERVATIONS = 4  # most recent tool outputs shown whole
 
 OUTPUT_LANGS = {"", "text", "txt", "console", "shell-session", "output", "log", "pytb",
                 "stdout", "stderr", "bash", "sh", "shell", "zsh", "terminal"}
@@ -101,6 +113,34 @@ class _Past:
     plain: list[Section]
     masked: list[Section]
     blocks: int
+    calls: list[Call]
+
+
+def trail_text(calls: list[Call], whole: int) -> str:
+    """A past turn's calls, the last ``whole`` outputs shown, the others masked."""
+    parts = []
+    for i, call in enumerate(calls):
+        status = "" if call.ok else " (failed)"
+        shown = call.output if i >= len(calls) - whole else \
+            placeholder(call.function, call.output, call.ok)
+        parts.append(f"Function call {call.line}{status} returned:\n{shown}")
+    return "Tool calls of this turn:\n" + "\n\n".join(parts)
+
+
+class MaskObservations:
+    """Within a long turn: outputs older than the newest ``keep`` are masked."""
+
+    name = "mask"
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+
+    async def condense(self, trajectory: Trajectory, room: int, count: Count) -> None:
+        whole = [s for s in trajectory.steps if s.state == WHOLE]
+        for step in whole[:max(0, len(whole) - self.keep)]:
+            before = count(step.render())
+            text = step.mask()
+            trajectory.note(step, MASKED, self.name, before, count(step.render()), text)
 
 
 class MaskBackend:
@@ -109,16 +149,46 @@ class MaskBackend:
     def __init__(self, env: BackendEnv, keep: int = KEEP) -> None:
         self.env = env
         self.keep = int(env.options.get("mask_keep", keep))  # type: ignore[call-overload]
+        self.observations = int(env.options.get("mask_observations",  # type: ignore[call-overload]
+                                                OBSERVATIONS))
         self._turns: list[_Past] = []
+        self._trails: dict[tuple[int, int], Section] = {}  # (turn, outputs shown): section
+        self.journal = Journal(self.name)
         self._digest = Digest()
+
+    def condenser(self) -> MaskObservations:
+        return MaskObservations(self.observations)
+
+    def drain_records(self) -> list[dict[str, object]]:
+        return self.journal.drain()  # type: ignore[return-value]
 
     async def observe(self, turn: Turn) -> None:
         await self.observe_many([turn])
 
     async def observe_many(self, turns: list[Turn]) -> None:
         for turn in turns:
+            before = self.whole_outputs()
             self._turns.append(self._past(turn))
-            self._digest.update(turn.index, turn.user, turn.assistant)
+            self._digest.update(turn.index, turn.user, turn.assistant,
+                                *(c.line for c in self._turns[-1].calls))
+            after = self.whole_outputs()
+            for position, shown in enumerate(before):
+                past = self._turns[position]
+                end = len(past.calls)
+                for call in past.calls[end - shown:end - after[position]]:
+                    hidden = placeholder(call.function, call.output, call.ok)
+                    self.journal.op("MASK", f"turn:{past.index}:{call.function}",
+                                    f"{call.line} -> {hidden}")
+
+    def whole_outputs(self) -> list[int]:
+        """How many of each past turn's tool outputs are shown whole: the newest
+        ``observations`` across the turns."""
+        left = max(0, self.observations)
+        shown = [0] * len(self._turns)
+        for position in range(len(self._turns) - 1, -1, -1):
+            take = min(left, len(self._turns[position].calls))
+            shown[position], left = take, left - take
+        return shown
 
     def _past(self, turn: Turn) -> _Past:
         source = f"turn:{turn.index}"
@@ -131,12 +201,27 @@ class MaskBackend:
             tokens = plain[-1].tokens if not found else self.env.count(hidden)
             masked.append(Section("history", source, hidden, tokens,
                                   role=role))  # type: ignore[arg-type]
-        return _Past(turn.index, plain, masked, blocks)
+        return _Past(turn.index, plain, masked, blocks, trail(turn))
+
+    def _trail(self, past: _Past, whole: int) -> Section:
+        key = (past.index, whole)
+        if key not in self._trails:
+            text = trail_text(past.calls, whole)
+            self._trails[key] = Section("history", f"turn:{past.index}", text,
+                                        self.env.count(text), role="assistant")
+        return self._trails[key]
 
     def view(self) -> list[list[Section]]:
-        """Each past turn as the model sees it: masked unless among the last ``keep``."""
+        """Each past turn as the model sees it: masked unless among the last ``keep``,
+        its tool calls with the newest outputs whole and the older ones masked."""
         cut = max(0, len(self._turns) - self.keep)
-        return [p.masked if i < cut else p.plain for i, p in enumerate(self._turns)]
+        whole = self.whole_outputs()
+        groups = []
+        for i, past in enumerate(self._turns):
+            user, answer = past.masked if i < cut else past.plain
+            calls = [self._trail(past, whole[i])] if past.calls else []
+            groups.append([user, *calls, answer])
+        return groups
 
     async def context(self, query: str, *, budget: int) -> ContextPack:
         repo = repo_sections(self.env, query, split_budget(budget))

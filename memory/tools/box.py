@@ -1,0 +1,78 @@
+"""The repository tools as one ``Toolbox`` for the Agent's tool loop (offered beside a
+backend's memory functions by ``memory.toolloop.combine``)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory.toolloop import Tool, ToolResult
+from memory.tools import grep, listing, read, run, search
+from memory.tools._git import GitFailed, files
+
+if TYPE_CHECKING:
+    from memory.repo import RepoIndex
+
+RESULT_CHARS = 12_000  # of a tool's output kept in the turn (each tool bounds its own)
+ENUM_FILES = 100  # a constrained model chooses read_file's path among this many at most
+
+
+@dataclass
+class RepoTools:
+    """read_file, grep, list_files, search_code (with an index) and run (with a
+    ``RunTool``) over the repository at ``root``. ``constrained``: the model decodes
+    under the schema; read_file's path is then one of the files when there are few."""
+
+    root: Path
+    index: RepoIndex | None = None
+    runner: run.RunTool | None = None
+    constrained: bool = False
+    kind = "functions (tools on the repository)"
+    purpose = "read, search or list the repository's files, or run a command"
+    result_chars = RESULT_CHARS
+
+    def tools(self) -> list[Tool]:
+        tools = [self._read_tool(), grep.TOOL, listing.TOOL]
+        if self.index is not None:
+            tools.append(search.TOOL)
+        if self.runner is not None:
+            tools.append(run.TOOL)
+        return tools
+
+    def _read_tool(self) -> Tool:
+        if not self.constrained:
+            return read.TOOL
+        try:
+            names = files(self.root)
+        except GitFailed:
+            return read.TOOL
+        if not names or len(names) > ENUM_FILES:
+            return read.TOOL
+        return Tool(read.TOOL.name, read.TOOL.description,
+                    {**read.TOOL.parameters, "path": {"type": "string", "enum": names}})
+
+    async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
+        def text(key: str) -> str:
+            return str(args.get(key, ""))
+
+        def number(key: str, default: int) -> int:
+            try:
+                return int(args.get(key, default))
+            except (TypeError, ValueError):
+                return default
+
+        if name == read.TOOL.name:
+            return await asyncio.to_thread(read.read_file, self.root, text("path"),
+                                           number("start", 1), number("end", 0))
+        if name == grep.TOOL.name:
+            return await asyncio.to_thread(grep.grep, self.root, text("pattern"), text("glob"))
+        if name == listing.TOOL.name:
+            return await asyncio.to_thread(listing.list_files, self.root, text("glob"))
+        if name == search.TOOL.name and self.index is not None:
+            return await asyncio.to_thread(search.search_code, self.index, text("query"),
+                                           number("k", 5))
+        if name == run.TOOL.name and self.runner is not None:
+            return await self.runner(text("command"))
+        return ToolResult(f"No tool {name!r}.", ok=False)
