@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip (source, backend) pairs the run folder has finished")
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
     parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+    parser.add_argument("--window", type=_window, default=None, metavar="TOKENS",
+                        help="the model window every budget is cut from: full drops its "
+                             "oldest turns past it, every backend packs within it (e.g. "
+                             "32768); 0: unbounded; default: the model's own")
     parser.add_argument("--test-timeout", type=float, default=None,
                         help="seconds per sandboxed test run (default: 60 for outline "
                              "tests, 10 for an iterative turn's tests)")
@@ -107,6 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], not {value}")
+    return value
+
+
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
     from memory.models import FORCEABLE
 
@@ -118,13 +132,14 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
                              + "); default: the strongest the endpoint accepts")
 
 
-def _rate(text: str) -> float:
+def _window(text: str) -> int:
     try:
-        value = float(text)
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1], not {value}")
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (unbounded) or a number of tokens, "
+                                         f"not {value}")
     return value
 
 
@@ -174,7 +189,7 @@ def _config(args: argparse.Namespace) -> Any:
         ray_cpus_per_task=args.ray_cpus_per_task, budget_usd=args.budget_usd,
         store_uri=args.store_uri,
         rate_limits=parse_rpm(args.rpm), experience_settings=settings,
-        samples=args.samples,
+        samples=args.samples, window=args.window,
     )
 
 

@@ -42,6 +42,7 @@ from replay._turn_report import iterative_summary, iterative_tables
 from replay.cost import backend_costs
 from replay.metrics import compression, normalized, pass_at_k
 from replay.output import Output
+from replay.window import UNBOUNDED
 
 NORMALIZED = ("topic_f1", "extract_f1", "pass@1")
 BY_DEFINITION = ("topic_f1", "extract_f1")  # oracle's value is 1 by definition
@@ -177,7 +178,24 @@ def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
             "experience": experience_rows(pairs),
             "iterative": iterative_summary(pairs),
             "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")}),
+            "windows": sorted({int(p["window"]) for p in pairs
+                               if isinstance(p.get("window"), int)}),
             "settings": _settings(pairs)}
+
+
+PAPER_FULL = "LoCoEval's Full: 3.2-4.4 M per sample, Table 4"
+
+
+def volume(summary: dict[str, Any]) -> str | None:
+    """``full``'s prompt tokens per conversation (of outline sources) next to the paper's,
+    and the window the run had; None without a ``full`` row on outlines."""
+    full = (summary.get("backends") or {}).get("full") or {}
+    if full.get("prompt_tokens") is None or full.get("recall") is None:
+        return None
+    windows = summary.get("windows") or []
+    said = ", ".join("unbounded" if w >= UNBOUNDED else f"{w:,}" for w in windows)
+    return (f"full: {full['prompt_tokens'] / 1e6:.2f} M prompt tokens per conversation "
+            f"({PAPER_FULL}); window: {said or '-'}")
 
 
 def _settings(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -303,6 +321,9 @@ def table(summary: dict[str, Any]) -> Any:
     parts += iterative_tables(summary.get("iterative") or {})
     for backend, settings in (summary.get("settings") or {}).items():
         parts.append(Text(f"{backend}: " + ", ".join(f"{k} {v}" for k, v in settings.items())))
+    said = volume(summary)
+    if said is not None:
+        parts.append(Text(said))
     sandbox = sandbox_line(summary.get("sandbox") or [])
     if sandbox is not None:
         parts.append(sandbox)

@@ -46,6 +46,7 @@ from replay.sandbox import Limits
 from replay.sandbox import mode as sandbox_mode
 from replay.sources import Iterative, Recorded, Source
 from replay.tasks import as_dict, outline_tasks, safe_name
+from replay.window import answer_llm
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (pair label, done, total)
@@ -88,10 +89,15 @@ class ReplayConfig:
     rate_limits: RateLimits = field(default_factory=RateLimits)  # --rpm, per model
     samples: int = 1  # answers per iterative turn / per generation task (pass@k)
     store_uri: str | None = None  # shared LanceDB location of the pairs' stores (else temp)
+    window: int | None = None  # the model window of every budget (None: the model's own;
+    #                            0: unbounded; replay.window)
 
     def __post_init__(self) -> None:
         if self.samples < 1:
             raise ReplayError(f"samples must be >= 1, not {self.samples}")
+        if self.window is not None and self.window < 0:
+            raise ReplayError(f"window must be 0 (unbounded) or a number of tokens, "
+                              f"not {self.window}")
 
     @property
     def answer_temperature(self) -> float | None:
@@ -222,7 +228,7 @@ class Replay:
                llm: LLM | None = None, part: str = "") -> Agent:
         """A fresh agent; ``part`` names one of a pair's several conversations (its
         transcript file), ``llm`` shares one ledger among them."""
-        llm = llm or LLM(LLMConfig(model=self.config.model))
+        llm = llm or answer_llm(self.config.model, self.config.window)
         pair = f"{source_id(source)}__{name}" + (f"__{part}" if part else "")
         env = BackendEnv(llm=llm, embedder=self.embedder, repo=repo,
                          data_dir=self.work / "homes" / pair, session_id=pair,
@@ -345,8 +351,8 @@ class Replay:
                           label: str, result: dict[str, Any]) -> None:
         """Experience tasks, then the related tasks under each setting; one ledger for the
         pair's answers and memory operations, the summaries' tokens apart."""
-        llm = LLM(LLMConfig(model=self.config.model))
-        summary_llm = LLM(LLMConfig(model=self.config.model))
+        llm = answer_llm(self.config.model, self.config.window)
+        summary_llm = answer_llm(self.config.model, self.config.window)
         total = len(chains.experience) + len(chains.related) * len(self.config.experience_settings)
         ticks = iter(range(1, total + 1))
         original = self.outline_repo(chains)

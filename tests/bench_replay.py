@@ -2,10 +2,15 @@
 
     .venv/bin/python -m tests.bench_replay [--outlines 16] [--backends a,b] [--long-turns 70]
         [--dir OUTLINES --repo REPO [--min-l 50]]   (outlines of another repository)
+        [--window TOKENS] [--revision-cues RATE] [--save FILE.json]
 
 1. The bundled demo benchmark with the template mock user and the context-reading
-   scripted model (tests/replay/reader.py: it can say only what its prompt holds), all
-   registered backends + oracle: per backend and per subset, recall of true items and
+   scripted model (tests/replay/reader.py: it can say only what its prompt holds; it
+   answers each turn as an assistant does, with the code it was shown and an explanation,
+   tests/replay/answers.py), in a window of ``--window`` tokens (default 0: unbounded;
+   32768: one ``full`` outgrows), prompt tokens counted as the budgets count them (not
+   words), all registered backends + oracle: per backend and per subset, recall of true
+   items and
    stale share in the task-time ContextPack (↑ / ↓), compression = full's prompt tokens /
    the backend's (↑, "5.7×"), pass@1 and normalized pass@1 in % (↑), memory LLM calls
    per conversation turn (task queries' calls included), and the judge's accuracy on the
@@ -27,11 +32,13 @@ from typing import Any
 from memory.backends import registry
 from memory.backends.options import parse_options
 from memory.embed import get_embedder
+from memory.llm import LLM, LLMConfig
 from replay.cli import DEMO
 from replay.outline import Outline, load_outlines, parse_outline, validate_rules
-from replay.report import summarize
+from replay.report import summarize, volume
 from replay.runner import Replay, ReplayConfig
 from tests.conftest import SCRIPT, _register_scripted
+from tests.replay.answers import ANSWER_WORDS
 from tests.replay.reader import ContextReader
 
 COLUMNS = (("recall ↑", "recall"), ("stale ↓", "stale"), ("compr. ↑", "compression"),
@@ -42,9 +49,10 @@ COLUMNS = (("recall ↑", "recall"), ("stale ↓", "stale"), ("compr. ↑", "com
 
 def run(backends: list[str], outlines: list[Outline], out: Path,
         options: dict[str, object] | None = None,
-        repo: Path = DEMO / "inventory") -> tuple[list[dict], float]:
+        repo: Path = DEMO / "inventory", window: int = 0,
+        cues: float = 0.0) -> tuple[list[dict], float]:
     config = ReplayConfig(backends=backends, model="scripted/bench", out=out,
-                          repo=repo, max_tokens=128,
+                          repo=repo, max_tokens=128, window=window, revision_cues=cues,
                           backend_options=dict(options or {}))
     replay = Replay(config, embedder=get_embedder())
     start = time.perf_counter()
@@ -109,16 +117,31 @@ def main() -> None:
                         help="only outlines with at least this many queries (LoCoEval's l)")
     parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
                         help="backend hyperparameters, as engram replay's")
+    parser.add_argument("--window", type=int, default=0,
+                        help="the model window in tokens (default 0: unbounded)")
+    parser.add_argument("--revision-cues", type=float, default=0.0,
+                        help="share of replacing items voiced with a cue (default 0)")
+    parser.add_argument("--answer-words", type=int, default=ANSWER_WORDS,
+                        help="cap of the scripted model's conversation answers (0: 'Noted.')")
+    parser.add_argument("--ids", default=None,
+                        help="only these outlines (comma-separated ids)")
+    parser.add_argument("--save", type=Path, default=None,
+                        help="write the summary (per backend, by subset) and the pairs to "
+                             "this JSON file (runs saved apart: replay.report.summarize of "
+                             "their pairs together)")
     args = parser.parse_args()
     options = parse_options(args.backend_opt, registry.names())
     names = (args.backends.split(",") if args.backends else [*registry.names(), "oracle"])
-    outlines = [o for o in load_outlines(args.dir)
-                if len(o.queries()) >= args.min_l][: args.outlines]
-    reader = ContextReader(outlines, args.repo)
+    wanted = set(args.ids.split(",")) if args.ids else None
+    outlines = [o for o in load_outlines(args.dir) if len(o.queries()) >= args.min_l
+                and (wanted is None or o.id in wanted)][: args.outlines]
+    reader = ContextReader(outlines, args.repo, args.answer_words)
     _register_scripted()
-    SCRIPT.default, SCRIPT.count_prompt = reader, True
+    counter = LLM(LLMConfig(model="scripted/bench"))  # tokens as the budgets count them
+    SCRIPT.default, SCRIPT.count_prompt, SCRIPT.piece_words = reader, counter.count_messages, 64
     with tempfile.TemporaryDirectory() as tmp:
-        pairs, wall = run(names, outlines, Path(tmp) / "demo", options, args.repo)
+        pairs, wall = run(names, outlines, Path(tmp) / "demo", options, args.repo,
+                          args.window, args.revision_cues)
         summary = summarize(pairs)
         for name, row in summary["backends"].items():  # memory LLM calls per committed turn
             mine = [p for p in pairs if p["backend"] == name]
@@ -127,8 +150,10 @@ def main() -> None:
                         for p in mine)
             row["memory_calls"] = round(calls / turns, 2) if turns else None
         print(f"{args.dir.name}: {len(outlines)} outlines x {len(names)} backends, {wall:.1f} s "
-              "(template user, context-reading scripted model)"
+              "(template user, context-reading scripted model, answers up to "
+              f"{args.answer_words} words; revision cues {args.revision_cues})"
               + (f"; options {options}" if options else ""))
+        print(volume(summary) or "full did not run: no conversation volume to report")
         print_rows("all outlines", summary["backends"], names)
         for subset, rows in summary["by_subset"].items():
             print_rows(f"\n{subset}", rows, names)
@@ -139,10 +164,17 @@ def main() -> None:
         for row in pairs:
             if row.get("error"):
                 print(f"error {row['source']} · {row['backend']}: {row['error']}")
+        if args.save is not None:
+            keep = {k: summary[k] for k in ("backends", "by_subset", "windows", "judge_check")}
+            args.save.write_text(json.dumps({
+                "outlines": [o.id for o in outlines], "window": args.window,
+                "revision_cues": args.revision_cues, "answer_words": args.answer_words,
+                "seconds": round(wall, 1), **keep, "pairs": pairs}, indent=1, default=str))
         if args.long_turns:
             long = padded(outlines[0], args.long_turns)
             turns = len(long.queries())
-            _, wall = run(names, [long], Path(tmp) / "long", options, args.repo)
+            _, wall = run(names, [long], Path(tmp) / "long", options, args.repo,
+                          args.window, args.revision_cues)
             print(f"{turns}-turn template replay across {len(names)} backends: {wall:.1f} s")
 
 

@@ -31,9 +31,10 @@ class Script:
         self.queue: deque[Reply] = deque()
         self.default: Reply = "scripted answer"
         self.calls: list[list[dict[str, Any]]] = []
-        # report prompt tokens as the words of the messages (replay's token metrics);
-        # off by default: the app's snapshots show a fixed count
-        self.count_prompt = False
+        # report prompt tokens as the words of the messages (replay's token metrics), or by
+        # a counter (messages -> tokens); off by default: the app's snapshots show a fixed count
+        self.count_prompt: bool | Callable[[list[dict[str, Any]]], int] = False
+        self.piece_words = 1  # words per streamed piece (long scripted answers: more)
 
     def push(self, *replies: Reply) -> None:
         self.queue.extend(replies)
@@ -84,6 +85,8 @@ def _register_scripted() -> None:
     def prompt_tokens(kwargs: dict[str, Any]) -> int:
         if not SCRIPT.count_prompt:
             return 10
+        if callable(SCRIPT.count_prompt):
+            return int(SCRIPT.count_prompt(kwargs["messages"]))
         return sum(len(str(m.get("content", "")).split()) for m in kwargs["messages"])
 
     def response(kwargs: dict[str, Any], text: str) -> Any:
@@ -106,9 +109,11 @@ def _register_scripted() -> None:
         async def astreaming(self, *args: Any, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
             text = SCRIPT.reply(kwargs["messages"])
             words = text.split(" ")
-            for i, word in enumerate(words):
-                piece = word if i == len(words) - 1 else word + " "
-                yield {"text": piece, "is_finished": False, "finish_reason": "", "index": 0,
+            step = max(1, SCRIPT.piece_words)
+            pieces = [" ".join(words[i:i + step]) for i in range(0, len(words), step)]
+            for i, piece in enumerate(pieces):
+                yield {"text": piece if i == len(pieces) - 1 else piece + " ",
+                       "is_finished": False, "finish_reason": "", "index": 0,
                        "tool_use": None, "usage": None}
             yield {"text": "", "is_finished": True, "finish_reason": "stop", "index": 0,
                    "tool_use": None,
@@ -130,6 +135,7 @@ def script() -> Script:
     SCRIPT.calls.clear()
     SCRIPT.default = "scripted answer"
     SCRIPT.count_prompt = False
+    SCRIPT.piece_words = 1
     return SCRIPT
 
 
@@ -279,13 +285,3 @@ def make_agent(tmp_path: Path, embedder: Any, script: Script) -> Callable[..., A
                      config=AgentConfig(max_answer_tokens=max_answer_tokens))
 
     return build
-
-
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """llama-cpp-python's OpenAI-compatible server with the shipped SmolLM2 on a free
-    loopback port (one per xdist worker), stopped at the end of the session."""
-    from tests.served import llama_server as start
-
-    with start(tmp_path_factory.mktemp("llama-server")) as served:
-        yield served

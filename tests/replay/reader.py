@@ -3,9 +3,13 @@
 Unlike a model that answers from the test's own knowledge, this one makes the
 information flow through the context the backend built:
 
-- topics: the functions named (in backticks) in the prompt and the questions asked in
-  it, one per line;
-- extraction: the prose lines of the prompt that mention the function asked about
+- a turn of the conversation: an assistant's answer (tests/replay/answers.py): the code
+  the prompt showed for the question, each block explained, up to ``answer_words`` words
+  (default 1500; a real assistant's repository answer is hundreds to a few thousand
+  tokens), so that ``full``'s history grows as LoCoEval's;
+- topics: the functions named (in backticks) in what was said to it (every message but
+  its own earlier answers) and the questions asked in it, one per line;
+- extraction: the prose lines said to it that mention the function asked about
   (stale and true statements alike: it does not resolve revisions), after a preamble;
 - generation: the target's original code only when the prompt holds it (a leak), or
   when the prompt holds at least half of the sample's true items AND, for every unit
@@ -30,6 +34,7 @@ from typing import Any
 from replay.outline import Item, Outline, Sample
 from replay.prepare import find_function
 from replay.tasks import TOPICS_QUERY
+from tests.replay.answers import ANSWER_WORDS, answer
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 MARKER = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
@@ -39,6 +44,7 @@ NAMED = re.compile(r"`([A-Za-z_][\w.]*)`")
 DEVELOPER = re.compile(r"^(?:\[turn \d+\]\s)?[Dd]eveloper: (.*?)"
                        r"(?=\n(?:\[turn \d+\]\s)?[Aa]ssistant: |\n\[turn |\n\n|\Z)", re.M | re.S)
 STEP = "Before you answer, you may call one of your memory functions"  # memory/toolloop.py
+ASSISTANT = "You are engram, a coding assistant"  # memory/agent.py's SYSTEM_PROMPT
 
 
 def norm(text: str) -> str:
@@ -66,9 +72,11 @@ def prose_lines(text: str) -> list[str]:
 class ContextReader:
     """The scripted model's reply function: ``ContextReader(outlines, repo)(messages)``."""
 
-    def __init__(self, outlines: list[Outline], repo: Path) -> None:
+    def __init__(self, outlines: list[Outline], repo: Path,
+                 answer_words: int = ANSWER_WORDS) -> None:
         self.outlines = outlines
         self.repo = repo
+        self.answer_words = answer_words  # cap of a conversation answer (0: "Noted.")
         self.decisions: list[tuple[str, str]] = []  # (sample namespace, "code" | "stub")
         # task queries -> the function they ask about (memgpt searches its memory for it)
         self.asked = {text: s.function.split(".")[-1] for o in outlines for s in o.samples
@@ -79,19 +87,23 @@ class ContextReader:
         system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
         last = str(messages[-1]["content"])
         prompt = "\n".join(str(m["content"]) for m in messages[:-1])
+        # what was said to it: its own earlier answers (code it quoted) are no topic or fact
+        heard = "\n".join(str(m["content"]) for m in messages[:-1] if m["role"] != "assistant")
         memory = self.memory_reply(system, last)
         if memory is not None:
             return memory
         if last == TOPICS_QUERY:
-            return self.topics(prompt)
+            return self.topics(heard)
         for outline in self.outlines:
             for sample in outline.samples:
                 if outline.tasks.extract.get(sample.id) == last:
-                    return self.extract(sample, prompt)
+                    return self.extract(sample, heard)
         candidates = [s for o in self.outlines for s in o.samples
                       if o.tasks.generate.get(s.id) == last]
         if candidates:
             return self.generate(candidates, prompt)
+        if system.startswith(ASSISTANT):  # a turn of the conversation: an assistant's answer
+            return answer(system, last, self.answer_words) if self.answer_words else "Noted."
         return "Noted."
 
     # -- the tasks -----------------------------------------------------------------------

@@ -352,9 +352,10 @@ def test_one_outline_end_to_end_through_the_embedded_model(tmp_path, outline_fil
 DEMO_BACKENDS = ["full", "empty", "rag", "oracle"]
 
 
-def run_with_reader(outlines, backends, out, options=None):
+def run_with_reader(outlines, backends, out, options=None, window=0):
     """``outlines`` x ``backends`` on the demo repository, answered by the context-reading
-    scripted model: the pairs, and that model."""
+    scripted model (an assistant's long answers) within ``window`` tokens (0: unbounded,
+    as LoCoEval's Full): the pairs, and that model."""
     import asyncio
 
     from memory.embed import get_embedder
@@ -365,16 +366,16 @@ def run_with_reader(outlines, backends, out, options=None):
     _register_scripted()
     reader = ContextReader(outlines, DEMO / "inventory")
     SCRIPT.queue.clear()
-    SCRIPT.default, SCRIPT.count_prompt = reader, True
+    SCRIPT.default, SCRIPT.count_prompt, SCRIPT.piece_words = reader, True, 64
     replay = Replay(ReplayConfig(backends=backends, model="scripted/reader", out=out,
-                                 repo=DEMO / "inventory", max_tokens=128,
+                                 repo=DEMO / "inventory", max_tokens=128, window=window,
                                  backend_options=dict(options or {})),
                     embedder=get_embedder())
     try:
         return asyncio.run(replay.run(outlines)), reader
     finally:
         replay.close()
-        SCRIPT.default, SCRIPT.count_prompt = "scripted answer", False
+        SCRIPT.default, SCRIPT.count_prompt, SCRIPT.piece_words = "scripted answer", False, 1
 
 
 @pytest.fixture(scope="module")

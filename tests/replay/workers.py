@@ -69,7 +69,8 @@ def reader_model() -> None:
     _register_scripted()
     if not _READER:
         _READER.append(ContextReader(load_outlines(DEMO / "outlines"), DEMO / "inventory"))
-    SCRIPT.default, SCRIPT.count_prompt = _READER[0], True
+    # its answers are an assistant's length: streamed in pieces of 64 words, not word by word
+    SCRIPT.default, SCRIPT.count_prompt, SCRIPT.piece_words = _READER[0], True, 64
 
 
 def experience_model() -> None:
