@@ -127,3 +127,20 @@ def test_full_drops_turns_and_items_in_a_bounded_window(long_runs):
     assert f"turn:{67}" in kept and "turn:0" not in kept
     used = lambda p: sum(int(c.get("prompt_tokens") or 0) for c in p["usage"].values())  # noqa: E731
     assert used(bounded) < used(unbounded)
+
+
+def test_the_report_puts_fulls_volume_next_to_the_papers(long_runs):
+    from rich.console import Console
+
+    from replay.report import table, volume
+
+    [unbounded], [bounded], _ = long_runs
+    said = volume(summarize([bounded]))
+    assert said is not None and "3.2-4.4 M per sample" in said and "window: 32,768" in said
+    assert "window: unbounded" in volume(summarize([unbounded]))
+    tokens = sum(int(c.get("prompt_tokens") or 0) for c in bounded["usage"].values())
+    assert f"full: {tokens / 1e6:.2f} M prompt tokens per conversation" in said
+    console = Console(width=250, record=True)
+    console.print(table(summarize([bounded])))
+    assert said in console.export_text()
+    assert volume(summarize([{**bounded, "backend": "rag"}])) is None  # no full row
