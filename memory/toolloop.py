@@ -30,9 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from memory import structured
 from memory.llm import LLM, LLMError
 from memory.tools.trajectory import Condenser, Step, Trajectory, fit
-from memory.types import ContextPack
+from memory.types import ContextPack, Section
 
 MAX_STEPS = 6
 ANSWER = "answer"
@@ -192,17 +193,17 @@ async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack, max_steps: int = 
     outcome = LoopOutcome(limit=limit if limit is not None else default_limit(llm))
     trajectory = Trajectory()
     base = list(pack.sections)
-    count = llm.count_tokens
     chars = int(getattr(box, "result_chars", RESULT_CHARS))
     while outcome.steps < max_steps:
         tools = box.tools()
         if not tools:  # nothing to call (a constrained model offered no choice): answer
             break
-        note = step_note(box, tools)
-        await _keep_within(trajectory, pack, base, outcome, count(note), count, condenser)
+        note, schema = step_note(box, tools), step_schema(tools)
+        await _keep_within(llm, trajectory, pack, base, outcome, note + _told(llm, schema),
+                           condenser)
         outcome.steps += 1
         try:
-            decision = await llm.complete_json(_step_messages(pack, note), step_schema(tools),
+            decision = await llm.complete_json(_step_messages(pack, note), schema,
                                                purpose="memory", name="step",
                                                max_tokens=STEP_TOKENS)
         except LLMError as exc:
@@ -228,20 +229,45 @@ async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack, max_steps: int = 
             on_call(call)
         if result.ok and not heartbeat:
             break
-    await _keep_within(trajectory, pack, base, outcome, 0, count, condenser)
+    await _keep_within(llm, trajectory, pack, base, outcome, "", condenser)
     return outcome
 
 
-async def _keep_within(trajectory: Trajectory, pack: ContextPack, base: list,
-                       outcome: LoopOutcome, note: int, count: Any,
+def _told(llm: LLM, schema: dict[str, Any]) -> str:
+    """What the structured call adds to the system prompt for the schema (in the modes
+    that tell the model the schema in words), as it will be counted in the request."""
+    mode = llm.structured_mode()
+    if mode in ("grammar", "schema"):
+        return ""
+    return "\n\n" + structured.schema_instruction(schema)
+
+
+async def _keep_within(llm: LLM, trajectory: Trajectory, pack: ContextPack,
+                       base: list[Section], outcome: LoopOutcome, note: str,
                        condenser: Condenser | None) -> None:
-    """Condense the calls into the room ``pack`` leaves, then show them in ``pack``."""
-    if trajectory.steps:
-        room = outcome.limit - note - pack.query_tokens - sum(s.tokens for s in base)
+    """Condense the calls into the room ``pack`` leaves under the limit, then show them
+    in ``pack``. The room is measured on the messages as sent (``note``: the step's
+    prompt; none for the answer): what sections do not count (each message's own
+    tokens, the headings) is taken off it, and the calls fitted again."""
+    count = llm.count_tokens
+    room = outcome.limit - count(note) - pack.query_tokens - sum(s.tokens for s in base)
+    if trajectory.steps and condenser is not None:
         seen = len(trajectory.events)
-        if condenser is not None:
-            await condenser.condense(trajectory, room, count)
-        fit(trajectory, room, count)
+        await condenser.condense(trajectory, room, count)
         outcome.dropped += [e.as_dict() for e in trajectory.events[seen:]]
-    pack.sections = [*base, *trajectory.sections(count)]
-    outcome.peak = max(outcome.peak, pack.tokens + note)
+    sent = 0
+    for _ in range(4):
+        seen = len(trajectory.events)
+        if trajectory.steps:
+            fit(trajectory, room, count)
+        outcome.dropped += [e.as_dict() for e in trajectory.events[seen:]]
+        pack.sections = [*base, *trajectory.sections(count)]
+        messages = _step_messages(pack, note) if note else pack.to_messages()
+        sent = llm.count_messages(messages)
+        if sent <= outcome.limit or not trajectory.shown():
+            break
+        unseen = sent - pack.tokens - count(note)  # what the sections do not count
+        room = min(room - (sent - outcome.limit),
+                   outcome.limit - count(note) - pack.query_tokens
+                   - sum(s.tokens for s in base) - unseen)
+    outcome.peak = max(outcome.peak, sent)

@@ -169,6 +169,8 @@ class MaskBackend:
         for turn in turns:
             before = self.whole_outputs()
             self._turns.append(self._past(turn))
+            # the new turn's outputs count as shown: each one history masks is recorded
+            before.append(len(self._turns[-1].calls))
             self._digest.update(turn.index, turn.user, turn.assistant,
                                 *(c.line for c in self._turns[-1].calls))
             after = self.whole_outputs()
@@ -180,10 +182,10 @@ class MaskBackend:
                     self.journal.op("MASK", f"turn:{past.index}:{call.function}",
                                     f"{call.line} -> {hidden}")
 
-    def whole_outputs(self) -> list[int]:
+    def whole_outputs(self, observations: int | None = None) -> list[int]:
         """How many of each past turn's tool outputs are shown whole: the newest
         ``observations`` across the turns."""
-        left = max(0, self.observations)
+        left = max(0, self.observations if observations is None else observations)
         shown = [0] * len(self._turns)
         for position in range(len(self._turns) - 1, -1, -1):
             take = min(left, len(self._turns[position].calls))
@@ -211,11 +213,11 @@ class MaskBackend:
                                         self.env.count(text), role="assistant")
         return self._trails[key]
 
-    def view(self) -> list[list[Section]]:
+    def view(self, observations: int | None = None) -> list[list[Section]]:
         """Each past turn as the model sees it: masked unless among the last ``keep``,
-        its tool calls with the newest outputs whole and the older ones masked."""
+        its tool calls with the newest ``observations`` outputs whole, the older masked."""
         cut = max(0, len(self._turns) - self.keep)
-        whole = self.whole_outputs()
+        whole = self.whole_outputs(observations)
         groups = []
         for i, past in enumerate(self._turns):
             user, answer = past.masked if i < cut else past.plain
@@ -225,8 +227,21 @@ class MaskBackend:
 
     async def context(self, query: str, *, budget: int) -> ContextPack:
         repo = repo_sections(self.env, query, split_budget(budget))
-        history = newest_that_fit(self.view(), budget - sum(s.tokens for s in repo))
+        history = self.history(budget - sum(s.tokens for s in repo))
         return ContextPack(query, [*history, *repo], self.env.count(query))
+
+    def history(self, room: int) -> list[Section]:
+        """The newest turns that fit ``room``. When long tool outputs would push turns
+        out, fewer outputs are shown whole: the most turns kept, then the most outputs."""
+        best: tuple[int, list[Section]] | None = None
+        for observations in range(max(0, self.observations), -1, -1):
+            history = newest_that_fit(self.view(observations), room)
+            kept = len({s.source for s in history})
+            if best is None or kept > best[0]:
+                best = (kept, history)
+            if kept == len(self._turns) or not any(p.calls for p in self._turns):
+                break
+        return best[1] if best is not None else []
 
     def state_digest(self) -> str:
         return self._digest.value

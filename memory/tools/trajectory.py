@@ -145,7 +145,7 @@ def fit(trajectory: Trajectory, room: int, count: Count) -> None:
             text = step.mask()
             trajectory.note(step, MASKED, "window", before, count(step.render()), text)
     newest = trajectory.steps[-1] if trajectory.steps else None
-    if over() and newest is not None and newest.state == WHOLE:
+    if over() and newest is not None and newest.state in (WHOLE, CLIPPED):
         _clip(trajectory, newest, room, count)
     for step in trajectory.shown():
         if not over():
@@ -159,10 +159,13 @@ def fit(trajectory: Trajectory, room: int, count: Count) -> None:
 
 def _clip(trajectory: Trajectory, step: Step, room: int, count: Count) -> None:
     others = trajectory.tokens(count) - count(step.render())
+    step.state = WHOLE  # clipped again from the whole output
     head = step.render()[: len(step.render()) - len(step.output)]
     allowed = room - others - count(head) - count(CLIP_NOTE.format(n=len(step.output)))
     if allowed <= 0:
-        return  # not even the start fits: the step will be dropped
+        step.state = CLIPPED  # not even the start fits: the step will be dropped
+        step.shown = CLIP_NOTE.format(n=len(step.output))
+        return
     before = count(step.render())
     low, high = 0, len(step.output)  # the longest prefix within ``allowed`` tokens
     while low < high:
