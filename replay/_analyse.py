@@ -157,7 +157,8 @@ def imports(source: bytes, repo_modules: set[str]) -> dict[str, str]:
                     out[module.split(".")[0]] = module
         elif node.type == "import_from_statement":
             match = re.match(r"from\s+([\w.]+)\s+import\s+\(?([^)]*)\)?", text, re.S)
-            if match and match.group(1).split(".")[0] not in repo_modules:
+            if match and not match.group(1).startswith(".") \
+                    and match.group(1).split(".")[0] not in repo_modules:  # relative: its own
                 for name in re.findall(r"(\w+)(?:\s+as\s+(\w+))?", match.group(2)):
                     out[name[1] or name[0]] = match.group(1)
     return out

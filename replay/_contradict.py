@@ -71,8 +71,7 @@ UNIT_SWAPS = {"cents": "tenths", "seconds": "milliseconds", "milliseconds": "sec
               "bytes": "characters", "characters": "bytes", "words": "characters",
               "percent": "per mille", "dashes": "underscores", "underscores": "dashes",
               "spaces": "tabs", "commas": "semicolons"}
-NUMBER_WORDS = {"one": "two", "two": "three", "three": "four", "twice": "three times",
-                "half": "a third", "once": "twice"}
+NUMBER_WORDS = {"two": "three", "three": "four", "twice": "three times", "half": "a third"}
 BUILTIN_ERRORS = ("ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError",
                   "LookupError")
 EXCEPTION = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")

@@ -82,9 +82,9 @@ def real_candidates(unit: Unit, path: str, facts: RepoFacts, used: set[str],
     qual = unit.text.split("`")[1]
     if unit.type == "function_location":
         files = [f for f in facts.files if f != path and not f.endswith("__init__.py")]
-        top = path.split("/")[0]  # files of the target's own package first
-        ranked = sorted(_similar(path, files, str), key=lambda f: f.split("/")[0] != top)
-        return [(f"`{qual}` belongs in `{f}`.", [f]) for f in ranked]
+        top = path.split("/")[0]  # files of the target's own package, if it has others
+        files = [f for f in files if f.split("/")[0] == top] or files
+        return [(f"`{qual}` belongs in `{f}`.", [f]) for f in _similar(path, files, str)]
     if unit.type == "internal_dependency":
         options = [f for f in facts.functions if "." not in f.qualname
                    and f.name not in used and f.location not in exclude]
@@ -108,14 +108,26 @@ def _param_variants(params: list[str]) -> list[str]:
         out.append(plain[:-1])
         if not any(p.startswith("*") for p in plain[:2]):
             out.append([plain[1], plain[0], *plain[2:]])
+    names = {re.split(r"[:=]", p)[0].strip(" *") for p in plain}
+    extra = next(f"{n}={v}" for n, v in (("strict", "False"), ("check", "True"),
+                                         ("validate", "False")) if n not in names)
     if not any(p.startswith("**") for p in plain):
-        out.append([*plain[:star], "strict=False", *plain[star:]])
+        out.append([*plain[:star], extra, *plain[star:]])
     if plain and not plain[0].startswith("*"):
         first = plain[0].split("=")[0].split(":")[0].strip()
         out.append([f"raw_{first}" if not first.startswith("raw") else "value", *plain[1:]])
-    if star == len(plain):
+    if star == len(plain) and "dry_run" not in names:
         out.append([*plain, "*, dry_run=True"])
-    return [", ".join(head + v) for v in out]
+    return [shown for shown in (", ".join(head + v) for v in out) if _valid(shown)]
+
+
+def _valid(params: str) -> bool:
+    """A parameter list Python accepts (no default before a plain parameter, ...)."""
+    try:
+        compile(f"def f({params}):\n    pass\n", "<variant>", "exec")
+    except SyntaxError:
+        return False
+    return True
 
 
 def template_candidates(unit: Unit, qual: str, params: list[str], facts: RepoFacts,

@@ -99,6 +99,8 @@ def check_plain(found: list) -> Counter:
             assert item["text"].startswith(f"For `{qual}`: ")
         if item["type"] == "parameter_list":
             assert item["text"].startswith(f"`{qual}` takes (")
+            shown = item["text"].split(" takes (", 1)[1].removesuffix(").")
+            compile(f"def f({shown}):\n    pass\n", "variant", "exec")  # a valid signature
     return kinds
 
 
@@ -171,3 +173,11 @@ def test_value_swaps_and_negations_are_taken_from_the_truth():
     assert "Raises ValueError before 3 retries, sorted by name then age, as a list." in found
     # code, quoted text and parameter names are never rewritten
     assert swaps("Returns `first(xs, 2)` for 'list' input start.", ["start"], errors) == []
+
+
+def test_a_relative_import_is_the_repository_s_own():
+    from replay._analyse import imports
+
+    found = imports(b"from .recipes import flatten\nfrom os.path import join\nimport re\n",
+                    {"pkg"})
+    assert found == {"join": "os.path", "re": "re"}
