@@ -191,3 +191,18 @@ async def test_no_jail_no_run(repo):
     jail = NoJail()
     result = await RunTool(repo, ConsentPolicy.preallowed(), jail)("ls")
     assert not result.ok and "only in the sandbox" in result.text and jail.ran == []
+
+
+def test_tool_records_are_typed_and_bad_ones_refused():
+    from memory._checks import RecordError
+    from memory.records import ToolRecord, parse_record
+
+    record = parse_record({"type": "tool", "turn": 2, "step": 1, "function": "grep",
+                           "args": {"pattern": "x", "glob": ""}, "ok": True,
+                           "result": "No line matches 'x'.", "consent": "session"})
+    assert isinstance(record, ToolRecord) and record.function == "grep"
+    assert record.args == {"pattern": "x", "glob": ""} and record.data["consent"] == "session"
+    for bad in ({"ok": "yes"}, {"turn": -1}, {"function": 3}, {"args": []}, {"step": None}):
+        with pytest.raises(RecordError):
+            parse_record({"type": "tool", "turn": 0, "step": 1, "function": "grep",
+                          "args": {}, **bad})
