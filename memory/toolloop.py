@@ -6,8 +6,10 @@ functions (``toolbox(query)``: MemGPT's), the repository tools (memory/tools/), 
 whether to ``answer`` or to call a function; each call and its output join the context
 pack as a ``memory`` section (so the inspector shows it and the answer sees it). A call
 with ``request_heartbeat`` true, or a failed call (MemGPT's forced heartbeat), chains
-another step; anything else ends the loop and the model answers. At most ``max_steps``
-steps, every one counted as ``memory`` usage.
+another step; anything else ends the loop and the model answers, as does, for a box
+with ``repeats_end`` (the repository tools), a call the turn made already (its output
+was given: small models repeat themselves). At most ``max_steps`` steps, every one
+counted as ``memory`` usage.
 
 What the loop sends stays within the window: before each step the calls' sections must
 fit the room the pack leaves under ``limit`` (the tokens the pack may hold; by default
@@ -71,7 +73,8 @@ class ToolResult:
 
 class Toolbox(Protocol):
     """The functions one answer may call. Optional attributes: ``kind`` and ``purpose``
-    (how the step prompt names them), ``result_chars`` (how much of an output is kept)."""
+    (how the step prompt names them), ``result_chars`` (how much of an output is kept),
+    ``repeats_end`` (a repeated call ends the loop)."""
 
     def tools(self) -> list[Tool]:
         ...
@@ -85,6 +88,11 @@ class Combined:
     """Several toolboxes offered as one: a call goes to the first box offering the name."""
 
     boxes: list[Toolbox]
+
+    @property
+    def repeats_end(self) -> bool:
+        return any(getattr(b, "repeats_end", False) for b in self.boxes)
+
     kind = "functions (memory functions and tools on the repository)"
     purpose = "manage your memory, or read, search or run things in the repository"
 
@@ -163,6 +171,7 @@ class LoopOutcome:
     dropped: list[dict[str, Any]] = field(default_factory=list)
     limit: int = 0
     peak: int = 0
+    stopped: str = ""  # why the loop ended before the model chose to answer
 
     def meta(self) -> dict[str, Any]:
         meta: dict[str, Any] = {"calls": self.calls, "steps": self.steps}
@@ -170,6 +179,8 @@ class LoopOutcome:
             meta["error"] = self.error
         if self.dropped:
             meta["dropped"] = self.dropped
+        if self.stopped:
+            meta["stopped"] = self.stopped
         if self.limit:
             meta["limit"], meta["peak"] = self.limit, self.peak
         return meta
@@ -194,6 +205,7 @@ async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack, max_steps: int = 
     trajectory = Trajectory()
     base = list(pack.sections)
     chars = int(getattr(box, "result_chars", RESULT_CHARS))
+    repeats_end = bool(getattr(box, "repeats_end", False))
     while outcome.steps < max_steps:
         tools = box.tools()
         if not tools:  # nothing to call (a constrained model offered no choice): answer
@@ -214,6 +226,11 @@ async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack, max_steps: int = 
         if name == ANSWER:
             break
         heartbeat = bool(args.pop(HEARTBEAT, False))
+        again = next((c["step"] for c in outcome.calls if repeats_end
+                      and c["function"] == name and c["args"] == args), None)
+        if again is not None:  # its output was given already: a small model's loop
+            outcome.stopped = f"step {outcome.steps} repeated the call of step {again}"
+            break
         started = time.monotonic()
         try:
             result = await box.call(name, args)

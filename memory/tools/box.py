@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from memory.toolloop import Tool, ToolResult
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 RESULT_CHARS = 12_000  # of a tool's output kept in the turn (each tool bounds its own)
 ENUM_FILES = 100  # a constrained model chooses read_file's path among this many at most
+ENUM_GLOBS = 12  # extensions, and top-level folders, offered as list_files globs
 
 
 @dataclass
@@ -32,26 +33,41 @@ class RepoTools:
     kind = "functions (tools on the repository)"
     purpose = "read, search or list the repository's files, or run a command"
     result_chars = RESULT_CHARS
+    repeats_end = True  # the same call twice in a turn ends the loop
 
     def tools(self) -> list[Tool]:
-        tools = [self._read_tool(), grep.TOOL, listing.TOOL]
+        names = self._files() if self.constrained else []
+        tools = [self._read_tool(names), grep.TOOL, self._list_tool(names)]
         if self.index is not None:
             tools.append(search.TOOL)
         if self.runner is not None:
             tools.append(run.TOOL)
         return tools
 
-    def _read_tool(self) -> Tool:
-        if not self.constrained:
-            return read.TOOL
+    def _files(self) -> list[str]:
         try:
-            names = files(self.root)
+            return files(self.root)
         except GitFailed:
-            return read.TOOL
+            return []
+
+    def _read_tool(self, names: list[str]) -> Tool:
+        """Under constrained decoding the path is one of the files, when there are few."""
         if not names or len(names) > ENUM_FILES:
             return read.TOOL
         return Tool(read.TOOL.name, read.TOOL.description,
                     {**read.TOOL.parameters, "path": {"type": "string", "enum": names}})
+
+    def _list_tool(self, names: list[str]) -> Tool:
+        """Under constrained decoding the glob is one of: all, each extension, each
+        top-level folder (a small model otherwise writes the tool's name as a glob)."""
+        if not names:
+            return listing.TOOL
+        suffixes = sorted({f"*{PurePosixPath(n).suffix}" for n in names
+                           if PurePosixPath(n).suffix})
+        folders = sorted({f"{n.split('/')[0]}/*" for n in names if "/" in n})
+        globs = ["", *suffixes[:ENUM_GLOBS], *folders[:ENUM_GLOBS]]
+        return Tool(listing.TOOL.name, listing.TOOL.description,
+                    {"glob": {"type": "string", "enum": globs}})
 
     async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
         def text(key: str) -> str:

@@ -120,8 +120,10 @@ async def test_the_toolbox_offers_search_and_run_only_when_it_has_them(repo):
     assert (await box.call("run", {"command": "ls"})).text == "No tool 'run'."
     result = await box.call("read_file", {"path": "app/db.py", "start": 1, "end": 2})
     assert result.ok and "app/db.py, lines 1-2" in result.text
-    constrained = RepoTools(repo, constrained=True).tools()[0]
-    assert "app/forms.py" in constrained.parameters["path"]["enum"]
+    constrained = RepoTools(repo, constrained=True).tools()
+    assert "app/forms.py" in constrained[0].parameters["path"]["enum"]
+    assert constrained[2].parameters["glob"]["enum"] == [
+        "", "*.md", "*.png", "*.py", "*.txt", "app/*", "docs/*"]
 
 
 class RecordingJail:

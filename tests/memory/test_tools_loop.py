@@ -178,3 +178,13 @@ async def test_combined_toolboxes_route_each_call(repo):
     assert (await box.call("core_memory_append", {"content": "x"})).text == "memory got x"
     assert (await box.call("list_files", {"glob": "util.py"})).text.endswith("pkg/util.py")
     assert not (await box.call("nope", {})).ok
+
+
+async def test_a_repeated_call_ends_the_loop_without_running_again(repo, script):
+    grep_it = call("grep", pattern="def helper", glob="")
+    script.default = steps_then([grep_it, call("list_files", glob="*.py"), grep_it])
+    model = llm()
+    outcome = await run_tools(model, RepoTools(repo), pack_of(model), 6)
+    assert [c["function"] for c in outcome.calls] == ["grep", "list_files"]
+    assert outcome.steps == 3 and outcome.meta()["stopped"] == \
+        "step 3 repeated the call of step 1"
