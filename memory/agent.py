@@ -13,7 +13,7 @@ from memory.llm import LLM, LLMError
 from memory.local import LocalModelError
 from memory.repetition import RepetitionDetector, kept
 from memory.steering import Steering, edit, forget, replay_op, segments
-from memory.toolloop import MAX_STEPS, run_tools
+from memory.toolloop import MARGIN, MAX_STEPS, STEP_TOKENS, Toolbox, combine, run_tools
 from memory.transcript import TranscriptWriter
 from memory.types import ContextPack, Section, Turn
 
@@ -54,6 +54,7 @@ class AgentConfig:
     max_answer_tokens: int = 512
     system_prompt: str = SYSTEM_PROMPT
     max_tool_steps: int = MAX_STEPS  # model steps of a backend's tool loop per answer
+    tool_share: float = 0.4  # of the backend's budget left to the calls of the repository tools
     budget_share: float = 1.0  # share of the window's budget the backend may fill (replay qa)
     answer_temperature: float | None = None  # None: the LLM's own (0); replay's samples > 0
     stop_repetition: bool = True  # end an answer's stream when it repeats itself
@@ -77,6 +78,7 @@ class Agent:
         self.memory_issues: list[dict[str, Any]] = []
         self.steering = Steering()  # the developer's pins (memory/steering.py)
         self.user_ops: list[dict[str, Any]] = []  # their pin/unpin/forget/edit records
+        self.tools: Toolbox | None = None  # repository tools (memory/tools/), every turn
 
     @property
     def repo(self) -> Any:
@@ -115,6 +117,8 @@ class Agent:
         """The system prompt, what ``backend`` chose, and the developer's pins."""
         system = self.system_section()
         budget = self.budget(system, query)
+        if self.tools is not None:  # room for the calls' outputs
+            budget = int(budget * (1.0 - min(1.0, max(0.0, self.config.tool_share))))
         pack = await backend.context(query, budget=budget)
         self.steering.apply(pack, budget)
         pack.sections.insert(0, system)
@@ -183,15 +187,32 @@ class Agent:
         return text
 
     async def _use_tools(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
-        """Run the tool loop of a backend that offers functions (``toolbox(query)``): the
-        calls and their results join ``pack`` and are noted in ``turn.meta["tools"]``."""
+        """Run the tool loop over the functions of a backend that offers them
+        (``toolbox(query)``) and the repository tools (``self.tools``), within the window,
+        under the backend's ``condenser()`` if it has one: the calls join ``pack``, each is
+        a ``tool`` record when it ends, and ``turn.meta["tools"]`` notes them and what
+        the model stopped seeing."""
         toolbox = getattr(backend, "toolbox", None)
-        if toolbox is None:
+        box = combine(toolbox(turn.user) if toolbox is not None else None, self.tools)
+        if box is None:
             return
-        outcome = await run_tools(self.llm, toolbox(turn.user), pack,
-                                  self.config.max_tool_steps)
+        condenser = getattr(backend, "condenser", None)
+
+        def recorded(call: dict[str, Any]) -> None:
+            self.record({"type": "tool", "turn": turn.index, "backend": backend.name, **call})
+
+        outcome = await run_tools(self.llm, box, pack, self.config.max_tool_steps,
+                                  limit=self.tool_limit(),
+                                  condenser=condenser() if condenser is not None else None,
+                                  on_call=recorded)
         turn.meta["tools"] = outcome.meta()
         turn.context = pack.summary()
+
+    def tool_limit(self) -> int:
+        """The tokens a pack may hold during the tool loop: a step's reply and the answer
+        must still fit the window."""
+        reserve = max(self.config.max_answer_tokens, STEP_TOKENS) + MARGIN
+        return max(0, self.llm.context_window() - reserve)
 
     async def _review(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
         """Let a backend that checks answers (``review``) ask for one regeneration.
