@@ -2,11 +2,11 @@
 
 Each run gets a fresh temp dir (the work copy, HOME and TMPDIR all inside it), a
 wall-clock timeout, rlimits on memory, CPU time and file size, and runs inside the OS
-jail of ``_bwrap.py`` (bubblewrap: user, pid, mount and network namespaces, uid 65534
+jail of ``memory/jail/bwrap.py`` (bubblewrap: user, pid, mount and network namespaces, uid 65534
 inside, the temp dir the only writable tree, a process limit, everything killed with
 the pid namespace). Where the kernel refuses namespaces, engram says so once and falls
 back to the weak sandbox: the process group is killed at the timeout, a network
-namespace when ``unshare -rn`` works, and the audit hook of ``_guard.py`` (installed as
+namespace when ``unshare -rn`` works, and the audit hook of ``memory/jail/_guard.py`` (installed as
 ``sitecustomize`` in both modes) refusing writes outside the temp dir, processes and
 sockets from Python. ``RunResult.sandbox`` says which one ran ("bwrap" or "weak").
 
@@ -58,9 +58,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from replay import _bwrap
+from memory.jail import GUARD
+from memory.jail import bwrap as _bwrap
 
-GUARD = Path(__file__).with_name("_guard.py")
 VERDICT = Path(__file__).with_name("_verdict.py")
 RUNNER = Path(__file__).with_name("_runner.py")
 IGNORED = shutil.ignore_patterns(".git", ".venv", "venv", "node_modules", "__pycache__",

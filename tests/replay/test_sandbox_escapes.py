@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from replay import _bwrap
+from memory.jail import bwrap as _bwrap
 from replay.sandbox import Limits, Sandbox, mode
 from replay.tasks import run_tests
 
