@@ -54,6 +54,26 @@ async def test_turn_trigger_keeps_head_and_tail_and_summarises_the_middle(embedd
     assert [r["op"] for r in records] == ["SUMMARIZE"]
 
 
+async def test_tool_calls_are_shown_folded_and_what_was_dropped_recorded(embedder, script):
+    compact = backend(embedder, turns=3, keep_first=1)
+    for i in range(4):
+        calls = [{"function": "grep", "args": {"pattern": f"p{i}", "glob": ""}, "ok": True,
+                  "result": f"app/x.py:{i}:match {i}\n" + "x" * 3000}]
+        if i == 3:
+            script.push(summary(code_written=["grep found p1 and p2 in app/x.py"]))
+        await compact.observe(Turn(i, f"question {i}", f"answer {i}",
+                                   meta={"tools": {"calls": calls}}))
+    prompt = script.calls[0][-1]["content"]
+    assert 'Tool calls:\nFunction call grep({"pattern": "p1", "glob": ""}) returned:' in prompt
+    [record] = compact.drain_records()
+    assert record["op"] == "SUMMARIZE"
+    assert [d["turn"] for d in record["dropped"]] == [1, 2]
+    assert "1 tool calls (3019 characters of output): grep(" in record["dropped"][0]["text"]
+    pack = await compact.context("next?", budget=10_000)
+    trail = [s for s in pack.of_kind("history") if s.text.startswith("Tool calls")]
+    assert [s.source for s in trail] == ["turn:0", "turn:3"]
+    assert trail[1].text.endswith(" [...]") and len(trail[1].text) < 1700
+
 async def test_the_summary_is_recursive(embedder, script):
     compact = backend(embedder, turns=4, keep_first=1)
     script.push(summary(decisions=["first summary"]), summary(decisions=["second summary"]))

@@ -98,6 +98,37 @@ async def test_catch_up_and_context_leave_state_consistent(embedder, script):
     assert one.state_digest() == before
 
 
+
+def agentic(i: int, outputs: list[str]) -> Turn:
+    calls = [{"function": "read_file", "args": {"path": f"f{i}_{k}.py", "start": 1, "end": 0},
+              "ok": True, "result": out} for k, out in enumerate(outputs)]
+    return Turn(i, f"question {i}", f"answer {i}", meta={"tools": {"calls": calls}})
+
+
+async def test_tool_outputs_past_the_observation_window_are_masked_and_recorded(embedder):
+    env = BackendEnv(llm=LLM(LLMConfig(model="scripted/test")), embedder=embedder,
+                     options={"mask_observations": 2})
+    mask = MaskBackend(env)
+    await mask.observe(agentic(0, ["zero-a\nlast of zero-a", "zero-b " + "word " * 200]))
+    assert mask.drain_records() == []  # two outputs, two shown whole
+    await mask.observe(agentic(1, ["one-a " + "word " * 200]))
+    [record] = mask.drain_records()
+    assert record["op"] == "MASK" and record["id"] == "turn:0:read_file"
+    assert record["text"].startswith('read_file({"path": "f0_0.py"')
+    assert "-> [output of read_file omitted: 2 lines" in record["text"]
+    pack = await mask.context("next", budget=10_000)
+    trails = [s.text for s in pack.of_kind("history") if s.text.startswith("Tool calls")]
+    assert "last line: last of zero-a]" in trails[0] and "zero-b" in trails[0]
+    assert "one-a" in trails[1]
+    before = mask.state_digest()
+    room = sum(s.tokens for group in mask.view(0) for s in group)
+    assert sum(s.tokens for group in mask.view() for s in group) > room
+    tight = await mask.context("next", budget=room)  # fewer outputs whole, not fewer turns
+    assert mask.state_digest() == before
+    assert {s.source for s in tight.of_kind("history")} == {"turn:0", "turn:1"}
+    trails = [s.text for s in tight.of_kind("history") if s.text.startswith("Tool calls")]
+    assert [t.count("[output of read_file omitted") for t in trails] == [2, 1]
+
 @pytest.mark.slow
 async def test_real_embedded_model_conversation_is_masked(make_agent):
     """A conversation with local/smollm2: once a turn with code leaves the window, the
