@@ -7,9 +7,8 @@ Slow operations run in workers shown in the task bar; Esc cancels them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,15 +17,17 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
-from textual.worker import Worker, get_current_worker
 
 from themes import DEFAULT_THEME, STYLESHEET, THEMES
 from tui.background import Background
 from tui.comparison import Comparison
 from tui.config import load_config
 from tui.engine import EngineLoop
-from tui.handlers import SlashHandlers
-from tui.inspection import memory_rows, turn_notes
+from tui.handlers import SlashHandlers, backend_names, theme_names
+from tui.health import MemoryHealth
+from tui.inspection import memory_rows, turn_meta, turn_notes
+from tui.operations import Operations
+from tui.options import AppOptions
 from tui.steering import Steering
 from tui.widgets._inspector import Inspector
 from tui.widgets._prompt import PromptArea
@@ -35,7 +36,11 @@ from tui.widgets._task import TaskBar
 
 # Imported after the first frame (Markdown, the command palette): see _lazy().
 if TYPE_CHECKING:
+    from tui.widgets._ab import ABView
+    from tui.widgets._steer import SteerList
     from tui.widgets._turn import TurnView
+
+__all__ = ["AppOptions", "EngramApp"]
 
 WELCOME = (
     "[b]engram[/b] · ask anything about [b]{repo}[/b]\n\n"
@@ -66,22 +71,11 @@ async def _open_session(options: AppOptions, transcript: Path | None) -> Any:
     return await open_app_session(options, transcript)
 
 
-@dataclass(frozen=True)
-class AppOptions:
-    repo: Path = Path(".")
-    backend: str = "full"
-    model: str | None = None
-    data_dir: Path | None = None
-    continue_last: bool = False
-    pick_session: bool = False
-    max_tokens: int = 512
-    backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
-    timeout: float = 180.0  # seconds per LLM call (per try): --timeout, config "timeout"
-    transcript: Path | None = None  # the session to resume (``--resume ID``), checked
+class EngramApp(App[None]):
+    """Chat about a git repository with a pluggable conversational memory.
 
-
-class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
-    """Chat about a git repository with a pluggable conversational memory."""
+    The controllers it owns (background work, slash commands, A/B, steering) are handed
+    the app typed as a narrow protocol (tui/host.py) and never import it."""
 
     CSS_PATH = ["app.tcss", str(STYLESHEET)]
     COMMANDS = App.COMMANDS | {_engram_commands}
@@ -102,19 +96,19 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
         self.agent: Any = None  # memory.agent.Agent once booted
         self.home: Path | None = None
         self.session_id = ""
-        self.ab_pending: tuple[str, str] | None = None
         self.submissions = 0  # prompts handled so far (a driver waits on it)
-        self._ab_state: tuple[list[Any], list[Any]] | None = None
-        self.operation = ""  # the slow operation under way ("" when idle)
-        self.quitting = False  # Ctrl+Q while the session's summary is kept: quit at once
-        self.remembered_turns = 0  # turns the last kept session summary covered
-        self._operation_worker: Worker[Any] | None = None  # what Esc cancels
         self._booted = asyncio.Event()
         self._boot_error = ""
         self._warming = False
-        self._memory_warned = False
         self._resumed_tokens = 0
-        self._index: Any = None  # memory.repo.RepoIndex once built
+        self.operations = Operations(lambda: self.query_one(TaskBar))
+        self.health = MemoryHealth(self)
+        self.background = Background(self)
+        self.steering = Steering(self)
+        self.comparison = Comparison(self, mount=self.mount_in_chat, following=self.following,
+                                     usage=self._update_usage, report_memory=self.health.report)
+        self.slash = SlashHandlers(self, refresh_steering=self.steering.refresh,
+                                   report_memory=self.health.report)
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -142,43 +136,42 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
 
     def _start(self) -> None:
         self.boot(self.options.transcript)
-        self.index_repo()  # concurrently: the index needs no session
+        self.background.index_repo()  # concurrently: the index needs no session
 
     @property
     def backend_name(self) -> str:
         return self.agent.backend.name if self.agent else self.options.backend
 
     def backend_names(self) -> list[str]:
-        from memory.backends import registry
-
-        return registry.names()
+        return backend_names()
 
     def theme_names(self) -> list[str]:
-        return [t.name for t in THEMES]
+        return theme_names()
 
-    # -- slow operations ---------------------------------------------------------------
-    @contextmanager
-    def operation_shown(self, what: str, *, cancellable: bool = True) -> Iterator[None]:
-        """Show ``what`` in the task bar while the calling worker runs; Esc cancels it."""
-        self.operation = what
-        self._operation_worker = get_current_worker() if cancellable else None
-        self.query_one(TaskBar).begin(what, cancellable=cancellable)
-        try:
-            yield
-        finally:
-            self.operation, self._operation_worker = "", None
-            self.query_one(TaskBar).end()
+    @property
+    def operation(self) -> str:
+        """The slow operation under way ("" when idle)."""
+        return self.operations.what
 
-    def progress_callback(self) -> Callable[[int, int], None]:
-        """A ``progress(done, total)`` for the engine thread: posts to the task bar, never
-        waits for the UI."""
-        loop, bar = asyncio.get_running_loop(), self.query_one(TaskBar)
-        return lambda done, total: loop.call_soon_threadsafe(bar.step, done, total)
+    @property
+    def ab_pending(self) -> tuple[str, str] | None:
+        """The two backends /ab named for the next query, if any."""
+        return self.slash.ab_pending
+
+    @property
+    def quitting(self) -> bool:
+        """Ctrl+Q was pressed while the session's summary is kept: the next one quits."""
+        return self.slash.quitting
+
+    @quitting.setter
+    def quitting(self, value: bool) -> None:
+        self.slash.quitting = value
+
+    async def run_slash(self, text: str) -> None:
+        await self.slash.run(text)
 
     def action_cancel(self) -> None:
-        worker = self._operation_worker
-        if worker is not None and not worker.is_finished:
-            worker.cancel()
+        self.operations.cancel()
 
     # -- boot ---------------------------------------------------------------------
     @work(exclusive=True, group="boot")
@@ -186,7 +179,7 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
         status = self.query_one(StatusBar)
         what = "opening the session" if transcript is None and not self.options.continue_last \
             else "resuming the session"
-        with self.operation_shown(what, cancellable=False):
+        with self.operations.shown(what, cancellable=False):
             try:
                 if transcript is None and self.options.continue_last:
                     from memory.home import repo_home
@@ -212,15 +205,15 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
             view = _turn_view()(turn.user, label=f"#{turn.index}")
             await chat.mount(view)
             view.turn = turn
-            await view.finish(turn.assistant, self._meta(turn), turn.error)
+            await view.finish(turn.assistant, turn_meta(turn), turn.error)
         self._resumed_tokens = sum(t.usage.tokens for t in self.agent.turns)
         if self.agent.turns:
             chat.scroll_end(animate=False)  # open on the latest turn
             self.call_after_refresh(chat.scroll_end, animate=False)
             self.notify(f"resumed {len(self.agent.turns)} turns of session {self.session_id}")
         self._update_usage(self.agent.turns[-1] if self.agent.turns else None)
-        if self._index is not None:
-            self.agent.env.repo = self._index
+        if self.background.index is not None:
+            self.agent.env.repo = self.background.index
         self._booted.set()
         if self.options.pick_session and transcript is None:
             self.action_sessions()
@@ -230,7 +223,7 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
     def _first_keystroke(self) -> None:
         if not self._warming:
             self._warming = True
-            self.warm_model()
+            self.background.warm_model()
 
     # -- queries ------------------------------------------------------------------
     def prefill(self, text: str) -> None:
@@ -257,9 +250,9 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
                 self.prefill(event.text)
             self.notify(f"not sent: {refusal}. Your query is back in the prompt.",
                         severity="warning")
-        elif self.ab_pending:
-            self.run_ab(event.text, *self.ab_pending)
-            self.ab_pending = None
+        elif self.slash.ab_pending:
+            self.comparison.run_ab(event.text, *self.slash.ab_pending)
+            self.slash.ab_pending = None
         else:
             self.ask(event.text)
 
@@ -270,19 +263,9 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
             return "engram is still starting"
         if self.operation:
             return f"{self.operation} (Esc cancels)"
-        if self._ab_state is not None:
+        if self.comparison.awaiting_choice:
             return "choose the better A/B answer first (1 or 2)"
         return ""
-
-    def _meta(self, turn: Any) -> str:
-        meta = (f"{turn.backend} · {turn.model} · {turn.usage.tokens} tok · "
-                f"context {sum(c['tokens'] for c in turn.context)} tok")
-        for noted in turn.meta.values():
-            if isinstance(noted, dict) and noted.get("regenerated"):
-                meta += f" · regenerated after {len(noted.get('conflicts', []))} conflict(s)"
-        if (turn.meta.get("stopped") or {}).get("reason") == "repetition":
-            meta += " · stopped: it repeated itself"
-        return meta
 
     def _update_usage(self, turn: Any = None) -> None:
         status = self.query_one(StatusBar)
@@ -316,7 +299,8 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
         if self.agent.env.repo is None:
             self.notify("the index is not ready yet: answering without repository code",
                         severity="warning")
-        with self.operation_shown(f"answering with {self.backend_name}"), self.following(chat):
+        with self.operations.shown(f"answering with {self.backend_name}"), \
+                self.following(chat):
             try:
                 turn = await self.engine.run(self.agent.ask(query, on_token=view.push))
             except asyncio.CancelledError:
@@ -324,11 +308,11 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
                                   "cancelled (Esc): not recorded")
                 raise
         view.turn, view.pack = turn, self.agent.last_pack
-        await view.finish(turn.assistant, self._meta(turn), turn.error)
+        await view.finish(turn.assistant, turn_meta(turn), turn.error)
         if turn.error:
             self.notify(turn.error, title="answer failed", severity="error", timeout=15)
         self._update_usage(turn)
-        self.report_memory_issues()
+        self.health.report()
         self.show_inspector(view)
 
     # -- actions ------------------------------------------------------------------
@@ -367,6 +351,18 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
 
         self.push_screen(SessionPicker(sessions), picked)
 
+    def action_steer(self) -> None:
+        """Show the inspector and focus its next-context list."""
+        if not self.query_one(Inspector).display:
+            self.action_toggle_inspector()
+        self.steering.focus()
+
+    def on_steer_list_requested(self, event: SteerList.Requested) -> None:
+        self.steering.requested(event.item, event.op)
+
+    def on_abview_chosen(self, event: ABView.Chosen) -> None:
+        self.comparison.commit_choice(event.side)
+
     def on_turn_view_selected(self, event: TurnView.Selected) -> None:
         for view in self.query(_turn_view()):
             view.set_class(view is event.turn_view, "-selected")
@@ -376,7 +372,7 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
 
     def show_inspector(self, view: TurnView) -> None:
         inspector = self.query_one(Inspector)
-        self.refresh_steering()
+        self.steering.refresh()
         if not inspector.display or view.turn is None:
             return
         turn = view.turn
@@ -389,7 +385,7 @@ class EngramApp(SlashHandlers, Comparison, Background, Steering, App[None]):
                        sections, memory_rows(backend), turn_notes(self.agent, turn))
 
     async def action_quit(self) -> None:
-        self.quit_keeping_summary()
+        self.slash.quit_keeping_summary()
 
     def on_unmount(self) -> None:
         if self.agent is not None and self.agent.transcript is not None:

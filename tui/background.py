@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from textual import work
-
+from tui.host import Host
+from tui.options import AppOptions
 from tui.widgets._status import StatusBar
-
-if TYPE_CHECKING:
-    from tui.app import AppOptions, EngramApp
 
 
 def _build_index(options: AppOptions, progress: Any) -> Any:
@@ -32,11 +29,20 @@ def _local_model_name(model: str | None) -> str | None:
 
 
 class Background:
-    """Mixed into ``EngramApp``."""
+    """Builds the index and warms the embedded model in the host's workers; ``index`` is
+    the repository index once built (the host's agent gets it too, if open by then)."""
 
-    @work(exclusive=True, group="index")
-    async def index_repo(self: EngramApp) -> None:
-        status = self.query_one(StatusBar)
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.index: Any = None  # memory.repo.RepoIndex once built
+
+    def index_repo(self) -> None:
+        self.host.run_worker(self._index_repo, name="index_repo", group="index",
+                             exclusive=True)
+
+    async def _index_repo(self) -> None:
+        host = self.host
+        status = host.query_one(StatusBar)
         last = [0.0]
 
         def progress(done: int, total: int, what: str) -> None:
@@ -44,36 +50,40 @@ class Background:
             if now - last[0] > 0.2 or done == total:
                 last[0] = now
                 step = "embedding" if what.startswith("embedded") else "reading"
-                self.call_from_thread(setattr, status, "index", f"{step} {done}/{total}")
+                host.call_from_thread(setattr, status, "index", f"{step} {done}/{total}")
 
         try:
-            index, report = await self.engine.run(
-                asyncio.to_thread(_build_index, self.options, progress))
+            index, report = await host.engine.run(
+                asyncio.to_thread(_build_index, host.options, progress))
         except Exception as exc:
             status.index = "failed"
-            self.notify(f"indexing failed: {exc}", severity="error", timeout=20)
+            host.notify(f"indexing failed: {exc}", severity="error", timeout=20)
             return
-        self._index = index
-        if self.agent is not None:
-            self.agent.env.repo = index
+        self.index = index
+        if host.agent is not None:
+            host.agent.env.repo = index
         status.index = "ready"
-        self.notify(f"index ready: {report.summary()}", timeout=6)
+        host.notify(f"index ready: {report.summary()}", timeout=6)
 
-    @work(thread=True, exclusive=True, group="warm")
-    def warm_model(self: EngramApp) -> None:
+    def warm_model(self) -> None:
         """Load the embedded model (if that is the one answering) while the user types."""
-        status = self.query_one(StatusBar)
-        model = self.agent.llm.model if self.agent is not None else self.options.model
+        self.host.run_worker(self._warm_model, name="warm_model", group="warm",
+                             exclusive=True, thread=True)
+
+    def _warm_model(self) -> None:
+        host = self.host
+        status = host.query_one(StatusBar)
+        model = host.agent.llm.model if host.agent is not None else host.options.model
         name = _local_model_name(model)
         if name is None:
             return
         from memory.local import warm
 
-        self.call_from_thread(setattr, status, "model_loading", True)
+        host.call_from_thread(setattr, status, "model_loading", True)
         try:
             warm(name)
         except Exception as exc:  # the first answer reports it properly
-            self.call_from_thread(self.notify, f"loading local/{name} failed: {exc}",
+            host.call_from_thread(host.notify, f"loading local/{name} failed: {exc}",
                                   severity="warning")
         finally:
-            self.call_from_thread(setattr, status, "model_loading", False)
+            host.call_from_thread(setattr, status, "model_loading", False)

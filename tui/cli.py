@@ -15,24 +15,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
+from tui.cli_app import run_app
 from tui.cli_errors import CLIError
-from tui.cli_models import (
-    check_model_quickly,
-    cmd_models,
-    model_arguments,
-    structured_summary,
-    use_model_settings,
+from tui.cli_models import cmd_models, model_arguments, structured_summary, use_model_settings
+from tui.cli_options import (
+    EXIT_USAGE,
+    SUBCOMMANDS,
+    TIMEOUT_HELP,
+    backend_opt_argument,
+    backend_options,
+    llm_timeout,
+    say,
+    seconds,
 )
 
-EXIT_USAGE = 2
-
-
-def say(message: str) -> None:
-    """An error for the user on stderr, redacted (provider errors echo keys)."""
-    from memory.redact import redact
-
-    print(f"engram: {redact(message)}", file=sys.stderr)
-
+__all__ = ["CLIError", "build_parser", "llm_timeout", "main"]
 
 def _offline_env() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -55,35 +52,6 @@ def _progress(console: Any, label: str) -> Iterator[Callable[[int, int, str], No
         yield update
 
 
-def _seconds(value: str) -> float:
-    from memory.llm import parse_timeout
-
-    try:
-        return parse_timeout(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
-def llm_timeout(flag: float | None) -> float:
-    """Seconds per LLM call: ``--timeout``, else the config file's ``timeout``, else 180."""
-    from memory.llm import DEFAULT_TIMEOUT, parse_timeout
-    from tui.config import config_path, load_config
-
-    if flag is not None:
-        return flag
-    configured = load_config().get("timeout")
-    if configured is None:
-        return DEFAULT_TIMEOUT
-    try:
-        return parse_timeout(configured)
-    except ValueError as exc:
-        raise CLIError(f"{config_path()}: 'timeout': {exc}") from exc
-
-
-TIMEOUT_HELP = ("seconds an LLM call may take (per try; streaming: per gap between pieces); "
-                "default: the config file's \"timeout\", else 180")
-
-
 def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> Any:
     from memory._git import NotAGitRepo
     from memory.backends import UnknownBackend
@@ -94,7 +62,7 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
     options = SessionOptions(repo=Path(args.repo), backend=args.backend, model=args.model,
                              data_dir=args.data_dir, max_tokens=args.max_tokens, record=record,
                              shared_memory=args.shared_memory, preload=True,
-                             backend_options=tuple(_backend_options(args).items()),
+                             backend_options=tuple(backend_options(args).items()),
                              timeout=llm_timeout(args.timeout))
     try:
         with _progress(console, "indexing") as progress:
@@ -103,23 +71,6 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
         raise CLIError(str(exc)) from exc
     console.print(f"[dim]index: {session.report.summary()}[/dim]")
     return session
-
-
-def _backend_options(args: argparse.Namespace) -> dict[str, object]:
-    """``--backend-opt key=value`` pairs, checked (CLIError names the known keys)."""
-    from memory.backends import registry
-    from memory.backends.options import BackendOptionError, parse_options
-
-    try:
-        return parse_options(args.backend_opt or [], registry.names())
-    except BackendOptionError as exc:
-        raise CLIError(str(exc)) from exc
-
-
-def backend_opt_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
-                        help="a backend hyperparameter, repeatable (e.g. compact_turns=6, "
-                             "memgpt_window=2000; `engram backends` lists them)")
 
 
 async def _answer(session: Any, query: str, out: TextIO) -> bool:
@@ -244,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where indexes and sessions live (default: $ENGRAM_HOME or the "
                             "platform data dir)")
         p.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
-        p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+        p.add_argument("--timeout", type=seconds, default=None, metavar="SECONDS",
                        help=TIMEOUT_HELP)
         p.add_argument("--shared-memory", action="store_true",
                        help="memory backends keep one store per repository, shared by sessions")
@@ -289,101 +240,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def app_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="engram",
-        description="Chat with a git repository (the Textual app). Subcommands: "
-                    + ", ".join((*SUBCOMMANDS, "replay")) + " (engram SUBCOMMAND --help).",
-    )
-    parser.add_argument("path", nargs="?", default=".", help="the repository (default: here)")
-    parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
-                        help="continue the last session of this repository")
-    parser.add_argument("--resume", nargs="?", const="", default=None, metavar="ID",
-                        help="resume the recorded session ID (without ID: pick one)")
-    parser.add_argument("--backend", default="full", help="memory backend")
-    parser.add_argument("--model", default=None,
-                        help="any litellm model string or an alias from the config")
-    parser.add_argument("--data-dir", type=Path, default=None)
-    model_arguments(parser)
-    parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
-    backend_opt_argument(parser)
-    parser.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
-                        help=TIMEOUT_HELP)
-    return parser
-
-
-def _resume_path(repo: Path, data_dir: Path | None, session: str) -> Path:
-    """The transcript of session ``session`` of ``repo``; CLIError when the id is not a
-    session id (``../x``, a path) or no such session was recorded."""
-    from memory._checks import valid_session_id
-    from memory._git import toplevel
-    from memory.home import repo_home
-    from memory.transcript import sessions_dir
-
-    if not valid_session_id(session):
-        raise CLIError(f"--resume: {session[:80]!r} is not a session id (letters, digits, "
-                       "'_', '.', '-'; as `/sessions` lists them)")
-    home = repo_home(toplevel(repo.expanduser()), data_dir)
-    path = sessions_dir(home) / f"{session}.jsonl"
-    if not path.is_file():
-        raise CLIError(f"--resume: no recorded session {session!r} under {sessions_dir(home)}")
-    return path
-
-
-def _preflight(repo: Path, data_dir: Path | None, backend: str) -> None:
-    """CLIError if the app could not start: checked before it opens, not inside it."""
-    import tempfile
-
-    from memory._git import NotAGitRepo, toplevel
-    from memory.backends import BackendLoadError, UnknownBackend, registry
-    from memory.home import engram_home
-
-    try:
-        toplevel(repo.expanduser())
-    except NotAGitRepo as exc:
-        raise CLIError(str(exc)) from exc
-    home = engram_home(data_dir)
-    try:
-        home.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=home):
-            pass
-    except OSError as exc:
-        raise CLIError(f"cannot write the data dir {home}: {exc.strerror or exc} "
-                       "(choose another with --data-dir or ENGRAM_HOME)") from exc
-    try:
-        registry.spec(backend)
-    except (UnknownBackend, BackendLoadError) as exc:
-        raise CLIError(str(exc)) from exc
-
-
-def run_app(argv: list[str]) -> int:
-    args = app_parser().parse_args(argv)
-    if args.resume and args.path == "." and Path(args.resume).is_dir():
-        args.path, args.resume = args.resume, ""  # the older `engram --resume PATH`
-    transcript = None
-    try:
-        _preflight(Path(args.path), args.data_dir, args.backend)
-        use_model_settings(args)
-        check_model_quickly(args.model)
-        backend_options = _backend_options(args)
-        timeout = llm_timeout(args.timeout)
-        if args.resume:
-            transcript = _resume_path(Path(args.path), args.data_dir, args.resume)
-    except CLIError as exc:
-        say(str(exc))
-        return EXIT_USAGE
-    from tui.app import AppOptions, EngramApp
-
-    options = AppOptions(repo=Path(args.path), backend=args.backend, model=args.model,
-                         data_dir=args.data_dir, continue_last=args.continue_last,
-                         pick_session=args.resume == "", max_tokens=args.max_tokens,
-                         transcript=transcript, timeout=timeout,
-                         backend_options=backend_options)
-    EngramApp(options).run()
-    return 0
-
-
-SUBCOMMANDS = ("ask", "chat", "index", "memories", "backends", "models")
 COMMANDS_GROUP = "engram.commands"  # more subcommands, e.g. ``replay`` (from the replay package)
 
 

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui.host import PaletteHost
 from tui.slash import COMMANDS
-
-if TYPE_CHECKING:
-    from tui.app import EngramApp
 
 
 def model_aliases() -> list[str]:
@@ -27,8 +25,9 @@ class EngramCommands(Provider):
     """Every slash command in the palette; those with arguments list their choices."""
 
     @property
-    def engram(self) -> EngramApp:
-        return self.app  # type: ignore[return-value]
+    def engram(self) -> PaletteHost:
+        """The app this palette is open in, as far as the palette needs it."""
+        return cast(PaletteHost, self.app)
 
     def _entries(self) -> list[tuple[str, str, object]]:
         app = self.engram

@@ -5,61 +5,80 @@ Both panes stream in view; choosing is possible only once both answers are done.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
+from functools import partial
+from typing import Any
 
-from textual import work
+from textual.containers import VerticalScroll
 
+from tui.host import Host
+from tui.inspection import turn_meta
 from tui.widgets._prompt import PromptArea
-
-if TYPE_CHECKING:
-    from tui.app import EngramApp
-    from tui.widgets._ab import ABView
 
 
 class Comparison:
-    """Mixed into ``EngramApp``: the A/B worker and the choice."""
+    """The A/B worker and the choice. The host's chat is reached through ``mount`` (a
+    widget into the chat, returning the chat) and ``following`` (keeps its end in view);
+    ``usage(turn)`` updates the status bar, ``report_memory`` the memory health."""
 
-    @work(group="answer", exit_on_error=False)
-    async def run_ab(self: EngramApp, query: str, name_a: str, name_b: str) -> None:
+    def __init__(self, host: Host, *, mount: Callable[[Any], Awaitable[VerticalScroll]],
+                 following: Callable[[VerticalScroll], AbstractContextManager[None]],
+                 usage: Callable[[Any], None], report_memory: Callable[[], None]) -> None:
+        self.host = host
+        self._mount, self._following = mount, following
+        self._usage, self._report_memory = usage, report_memory
+        self._state: tuple[list[Any], list[Any]] | None = None  # turns, backends to choose
+
+    @property
+    def awaiting_choice(self) -> bool:
+        return self._state is not None
+
+    def run_ab(self, query: str, name_a: str, name_b: str) -> None:
+        self.host.run_worker(partial(self._run_ab, query, name_a, name_b), name="run_ab",
+                             group="answer", exit_on_error=False)
+
+    async def _run_ab(self, query: str, name_a: str, name_b: str) -> None:
         from tui.widgets._ab import ABView
 
+        host, ops = self.host, self.host.operations
         view = ABView(query, name_a, name_b)
-        chat = await self.mount_in_chat(view)
+        chat = await self._mount(view)
         panes = [view.pane("A"), view.pane("B")]
         try:
             backends = []
             for name in (name_a, name_b):
-                with self.operation_shown(f"A/B: catching {name} up"):
-                    backends.append(await self.engine.run(
-                        self.agent.prepare(name, self.progress_callback())))
-            with self.operation_shown(f"A/B: {name_a} and {name_b} answering"), \
-                    self.following(chat):
-                turns = await self.engine.run(
-                    self.agent.ab(query, backends, [p.push for p in panes]))
+                with ops.shown(f"A/B: catching {name} up"):
+                    backends.append(await host.engine.run(
+                        host.agent.prepare(name, ops.progress())))
+            with ops.shown(f"A/B: {name_a} and {name_b} answering"), self._following(chat):
+                turns = await host.engine.run(
+                    host.agent.ab(query, backends, [p.push for p in panes]))
         except asyncio.CancelledError:
             view.cancel()
-            self.notify("A/B cancelled: nothing recorded", severity="warning")
+            host.notify("A/B cancelled: nothing recorded", severity="warning")
             raise
         for pane, turn in zip(panes, turns, strict=True):
             await pane.finish(turn.assistant + (f"\n\n**error:** {turn.error}"
-                                                if turn.error else ""), self._meta(turn))
-        self._ab_state = (turns, backends)
+                                                if turn.error else ""), turn_meta(turn))
+        self._state = (turns, backends)
         view.await_choice()  # enables choosing; focus moves to the panes: 1 / 2 choose
         chat.scroll_end(animate=False)
-        self.notify("press 1 or 2 (or click) to choose the better answer")
+        host.notify("press 1 or 2 (or click) to choose the better answer")
 
-    def on_abview_chosen(self: EngramApp, event: ABView.Chosen) -> None:
-        self.commit_choice(event.side)
+    def commit_choice(self, side: str) -> None:
+        self.host.run_worker(partial(self._commit_choice, side), name="commit_choice",
+                             group="answer")
 
-    @work(group="answer")
-    async def commit_choice(self: EngramApp, side: str) -> None:
-        if self._ab_state is None:
+    async def _commit_choice(self, side: str) -> None:
+        if self._state is None:
             return
-        turns, backends = self._ab_state
-        self._ab_state = None
+        host = self.host
+        turns, backends = self._state
+        self._state = None
         choice = 0 if side == "A" else 1
-        chosen = await self.engine.run(self.agent.choose(turns, choice, backends))
-        self._update_usage(chosen)
-        self.query_one(PromptArea).focus()
-        self.notify(f"kept {side} ({chosen.backend}); both backends observed it")
-        self.report_memory_issues()
+        chosen = await host.engine.run(host.agent.choose(turns, choice, backends))
+        self._usage(chosen)
+        host.query_one(PromptArea).focus()
+        host.notify(f"kept {side} ({chosen.backend}); both backends observed it")
+        self._report_memory()

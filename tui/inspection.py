@@ -52,3 +52,15 @@ def structured_note(agent: Any) -> str:
             + (f" ({refused} refused, stepped down{learned})" if refused else "")
             + f", parsed {getattr(stats, 'parsed', 0)}, failed {getattr(stats, 'failed', 0)}"
             + f", memory updates skipped {skipped}")
+
+
+def turn_meta(turn: Any) -> str:
+    """The line under an answer: backend, model, tokens, context; regenerated or stopped."""
+    meta = (f"{turn.backend} · {turn.model} · {turn.usage.tokens} tok · "
+            f"context {sum(c['tokens'] for c in turn.context)} tok")
+    for noted in turn.meta.values():
+        if isinstance(noted, dict) and noted.get("regenerated"):
+            meta += f" · regenerated after {len(noted.get('conflicts', []))} conflict(s)"
+    if (turn.meta.get("stopped") or {}).get("reason") == "repetition":
+        meta += " · stopped: it repeated itself"
+    return meta

@@ -5,15 +5,13 @@ worker, since a backend may re-embed or write its store."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from functools import partial
+from typing import Any
 
-from textual import work
-
+from tui.host import Host
 from tui.widgets._inspector import Inspector
 from tui.widgets._steer import SteerItem, SteerList
-
-if TYPE_CHECKING:
-    from tui.app import EngramApp
 
 
 def steer_items(agent: Any) -> list[SteerItem]:
@@ -57,83 +55,89 @@ def steer_items(agent: Any) -> list[SteerItem]:
 
 
 class Steering:
-    """Mixed into ``EngramApp``."""
+    """Pins, forgets and edits asked for in the inspector's next-context list, done on the
+    host's agent (forgets and edits in the host's workers)."""
 
-    def refresh_steering(self: EngramApp) -> None:
-        inspector = self.query_one(Inspector)
-        if self.agent is None or not inspector.display:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def refresh(self) -> None:
+        host = self.host
+        inspector = host.query_one(Inspector)
+        if host.agent is None or not inspector.display:
             return
-        pack = self.agent.last_pack
-        where = f"{self.agent.backend.name}, after turn #{len(self.agent.turns) - 1}" \
-            if pack is not None else self.agent.backend.name
-        inspector.show_steering(where, steer_items(self.agent))
+        pack = host.agent.last_pack
+        where = f"{host.agent.backend.name}, after turn #{len(host.agent.turns) - 1}" \
+            if pack is not None else host.agent.backend.name
+        inspector.show_steering(where, steer_items(host.agent))
 
-    def action_steer(self: EngramApp) -> None:
-        """Show the inspector and focus its next-context list."""
-        inspector = self.query_one(Inspector)
-        if not inspector.display:
-            self.action_toggle_inspector()
-        self.refresh_steering()
-        listing = self.query_one(SteerList)
+    def focus(self) -> None:
+        """Refresh the next-context list and focus it (the inspector is shown)."""
+        self.refresh()
+        listing = self.host.query_one(SteerList)
         listing.focus()
-        self.call_after_refresh(listing.scroll_visible, animate=False)
+        self.host.call_after_refresh(listing.scroll_visible, animate=False)
 
-    def _steering_refusal(self: EngramApp) -> str:
-        if self.agent is None:
+    def _refusal(self) -> str:
+        if self.host.agent is None:
             return "engram is still starting"
-        if self.operation:
-            return f"{self.operation}; wait for it or press Esc to cancel it"
+        if self.host.operations.what:
+            return f"{self.host.operations.what}; wait for it or press Esc to cancel it"
         return ""
 
-    def on_steer_list_requested(self: EngramApp, event: SteerList.Requested) -> None:
+    def requested(self, item: SteerItem, op: str) -> None:
+        """The user pressed p, d or e on ``item``."""
         from memory.steering import unsupported
 
-        refusal = self._steering_refusal()
+        host = self.host
+        refusal = self._refusal()
         if refusal:
-            self.notify(refusal, severity="warning")
+            host.notify(refusal, severity="warning")
             return
-        item, backend = event.item, self.agent.backend
-        if event.op == "pin":
+        backend = host.agent.backend
+        if op == "pin":
             self.toggle_pin(item)
             return
-        why = unsupported(backend, event.op)
+        why = unsupported(backend, op)
         if why is None and not item.forgettable:
             why = ("repository code is not a memory: pin it (p), or change the file"
                    if item.kind == "repo" else f"{item.source} is not one of "
                    f"{backend.name}'s memories now")
-        if why is None and event.op == "edit" and not item.editable:
+        if why is None and op == "edit" and not item.editable:
             self.steer_edit(item, item.text)  # the backend says why it cannot
             return
         if why is not None:
-            self.notify(why, severity="warning", timeout=10)
+            host.notify(why, severity="warning", timeout=10)
             return
-        if event.op == "forget":
+        if op == "forget":
             self._confirm_forget(item)
         else:
             self._ask_edit(item)
 
-    def toggle_pin(self: EngramApp, item: SteerItem) -> None:
+    def toggle_pin(self, item: SteerItem) -> None:
+        agent = self.host.agent
         if item.pinned:
-            self.agent.unpin(item.source)
-            self.notify(f"unpinned {item.source}")
+            agent.unpin(item.source)
+            self.host.notify(f"unpinned {item.source}")
         else:
-            self.agent.pin(item.kind, item.source, self._sections_of(item))
-            self.notify(f"pinned {item.source}: it is in every next context")
-        self.refresh_steering()
+            agent.pin(item.kind, item.source, self._sections_of(item))
+            self.host.notify(f"pinned {item.source}: it is in every next context")
+        self.refresh()
 
-    def _sections_of(self: EngramApp, item: SteerItem) -> list[Any]:
+    def _sections_of(self, item: SteerItem) -> list[Any]:
         from memory.types import Section
 
-        pack = self.agent.last_pack
+        agent = self.host.agent
+        pack = agent.last_pack
         found = [s for s in (pack.sections if pack is not None else [])
                  if s.source == item.source]
         if found and not (item.kind == "memory" and item.forgettable):
             return found
         text = f"- {item.text}" if item.kind == "memory" else item.text
         return [Section(item.kind, item.source, text,  # type: ignore[arg-type]
-                        self.agent.llm.count_tokens(text))]
+                        agent.llm.count_tokens(text))]
 
-    def _confirm_forget(self: EngramApp, item: SteerItem) -> None:
+    def _confirm_forget(self, item: SteerItem) -> None:
         from tui.screens import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
@@ -141,41 +145,38 @@ class Steering:
                 self.steer_forget(item)
 
         preview = " ".join(item.text.split())[:200]
-        self.push_screen(ConfirmScreen(
-            f"Forget this memory of {self.agent.backend.name}?\n\n{preview}\n\n"
+        self.host.push_screen(ConfirmScreen(
+            f"Forget this memory of {self.host.agent.backend.name}?\n\n{preview}\n\n"
             "It is deleted from the backend and the forget is recorded in the session."),
             answered)
 
-    def _ask_edit(self: EngramApp, item: SteerItem) -> None:
+    def _ask_edit(self, item: SteerItem) -> None:
         from tui.screens import EditScreen
 
         def edited(text: str | None) -> None:
             if text is not None and text.strip() != item.text.strip():
                 self.steer_edit(item, text)
 
-        self.push_screen(EditScreen(f"edit {item.source} ({self.agent.backend.name})",
-                                    item.text), edited)
+        self.host.push_screen(EditScreen(f"edit {item.source} ({self.host.agent.backend.name})",
+                                         item.text), edited)
 
-    @work(group="steer", exclusive=True, exit_on_error=False)
-    async def steer_forget(self: EngramApp, item: SteerItem) -> None:
+    def steer_forget(self, item: SteerItem) -> None:
+        self._steer(f"forgot {item.source}", lambda agent: agent.forget(item.source))
+
+    def steer_edit(self, item: SteerItem, text: str) -> None:
+        self._steer(f"edited {item.source}", lambda agent: agent.edit(item.source, text))
+
+    def _steer(self, done: str, call: Callable[[Any], Coroutine[Any, Any, Any]]) -> None:
+        self.host.run_worker(partial(self._run, done, call), name="steer", group="steer",
+                             exclusive=True, exit_on_error=False)
+
+    async def _run(self, done: str, call: Callable[[Any], Coroutine[Any, Any, Any]]) -> None:
         from memory.steering import SteeringError, SteeringUnsupported
 
         try:
-            await self.engine.run(self.agent.forget(item.source))
+            await self.host.engine.run(call(self.host.agent))
         except (SteeringUnsupported, SteeringError) as exc:
-            self.notify(str(exc), severity="warning", timeout=10)
+            self.host.notify(str(exc), severity="warning", timeout=10)
             return
-        self.notify(f"forgot {item.source}")
-        self.refresh_steering()
-
-    @work(group="steer", exclusive=True, exit_on_error=False)
-    async def steer_edit(self: EngramApp, item: SteerItem, text: str) -> None:
-        from memory.steering import SteeringError, SteeringUnsupported
-
-        try:
-            await self.engine.run(self.agent.edit(item.source, text))
-        except (SteeringUnsupported, SteeringError) as exc:
-            self.notify(str(exc), severity="warning", timeout=10)
-            return
-        self.notify(f"edited {item.source}")
-        self.refresh_steering()
+        self.host.notify(done)
+        self.refresh()

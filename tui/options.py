@@ -1,0 +1,21 @@
+"""How the app was started (the command line's choices), shared by the app and its
+controllers without either importing the other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class AppOptions:
+    repo: Path = Path(".")
+    backend: str = "full"
+    model: str | None = None
+    data_dir: Path | None = None
+    continue_last: bool = False
+    pick_session: bool = False
+    max_tokens: int = 512
+    backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
+    timeout: float = 180.0  # seconds per LLM call (per try): --timeout, config "timeout"
+    transcript: Path | None = None  # the session to resume (``--resume ID``), checked
