@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.backends._codeast import calls
+from memory.backends.codemem.syntax import calls
 from memory.chunks import _docstring, _parser
 from replay.prepare import is_test_file
 

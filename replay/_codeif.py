@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.backends._codeast import code_blocks
+from memory.backends.codemem.syntax import code_blocks
 from replay.sources import Iterative
 
 FUNCTIONALITY_EXTENSION = "Functionality Extension"

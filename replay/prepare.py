@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.backends._codeast import code_blocks
+from memory.backends.codemem.syntax import code_blocks
 from memory.chunks import _docstring, _parser
 from replay.sandbox import IGNORED
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.agent import Agent
-from memory.backends._codeast import code_blocks
+from memory.backends.codemem.syntax import code_blocks
 from memory.repo import LocationRefused, RepoIndex
 from memory.types import ContextPack
 from replay._codeif import (

@@ -21,13 +21,13 @@ BUILTINS: dict[str, str] = {
     "rag": "memory.backends.rag:RagBackend",
     "mem0": "memory.backends.mem0:Mem0Backend",
     "mem0r": "memory.backends.mem0r:Mem0RBackend",
-    "codemem": "memory.backends.codemem:CodeMemBackend",
+    "codemem": "memory.backends.codemem.backend:CodeMemBackend",
     "compact": "memory.backends.compact:CompactBackend",
     "mask": "memory.backends.mask:MaskBackend",
     "amem": "memory.backends.amem:AMemBackend",
     "ldagent": "memory.backends.ldagent:LDAgentBackend",
-    "cards": "memory.backends.cards:CardsBackend",
-    "memgpt": "memory.backends.memgpt:MemGPTBackend",
+    "cards": "memory.backends.cards.backend:CardsBackend",
+    "memgpt": "memory.backends.memgpt.backend:MemGPTBackend",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from memory.backends._cards_score import (
+from memory.backends.cards.score import (
     Judgment,
 )
 from memory.types import Turn

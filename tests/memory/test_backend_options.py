@@ -39,7 +39,7 @@ def test_a_third_party_backend_takes_options_under_its_name():
 def test_every_option_is_read_by_a_backend():
     from pathlib import Path
 
-    sources = "".join(p.read_text() for p in Path("memory/backends").glob("*.py")
+    sources = "".join(p.read_text() for p in Path("memory/backends").rglob("*.py")
                       if p.name != "options.py")
     for key in OPTIONS:
         assert f'"{key}"' in sources, key

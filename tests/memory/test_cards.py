@@ -8,7 +8,7 @@ import json
 import pytest
 
 from memory.backends import registry
-from memory.backends._cards_graph import ContextGraph, Node
+from memory.backends.cards.graph import ContextGraph, Node
 from memory.types import Turn
 from tests.memory.cards_support import (
     CONNECT_5,
@@ -55,7 +55,7 @@ async def test_real_embedded_model_builds_a_graph_and_packs_cards(make_agent):
     assert records[-1]["op"] == "REMEMBER", records[-3:]
     assert [r for r in records if r["op"] in ("skipped", "error")] == []
     [exp] = agent.backend.store.load()
-    from memory.backends._cards_experience import session_facts
+    from memory.backends.cards.experience import session_facts
 
     # chosen among what the session left standing: its current facts and the code it wrote
     assert exp.decisions and set(exp.decisions) <= set(session_facts(graph))
@@ -128,7 +128,7 @@ def env_for(cards_env, session_id, **options):
 
 
 async def test_a_fact_of_session_one_reaches_session_two_free_and_pinned(cards_env, script):
-    from memory.backends._cards_experience import ExperienceStore
+    from memory.backends.cards.experience import ExperienceStore
 
     first = registry.create("cards", env_for(cards_env, "s1"))
     await conversation(first, script)
@@ -173,7 +173,7 @@ async def test_context_leaves_the_digest_alone_with_experience(cards_env, script
 
 
 def test_a_torn_or_corrupt_experience_line_is_skipped(tmp_path):
-    from memory.backends._cards_experience import Experience, ExperienceStore
+    from memory.backends.cards.experience import Experience, ExperienceStore
 
     store = ExperienceStore(tmp_path)
     store.save(Experience("a", 1.0, "first", ["x must hold."]))
@@ -216,7 +216,7 @@ async def test_code_that_breaks_a_stated_decision_raises_its_card(cards_env, scr
 
 
 def test_the_alarm_checks_raises_and_ignores_code_that_does_not_parse():
-    from memory.backends._cards_alarm import check
+    from memory.backends.cards.alarm import check
 
     graph = ContextGraph()
     graph.add(Node("fact:0:0", "fact", "turn:0", "For `parse`: Raises ValueError when empty.",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory.backends import registry
-from memory.backends._cards_build import failures
+from memory.backends.cards.build import failures
 from memory.types import Turn
 from tests.memory.cards_support import (
     CONNECT_5,
@@ -26,7 +26,7 @@ async def test_a_revised_requirement_supersedes_the_old_one(cards_env, script):
 
 
 def test_a_slot_is_the_statement_with_its_values_masked():
-    from memory.backends._cards_graph import slot
+    from memory.backends.cards.graph import slot
 
     assert slot("`connect` belongs in `app/db.py`.") == slot("- `connect` belongs in `app/x.py`")
     assert slot("`connect` takes (host).") == slot("`connect` takes (host, port, timeout).")

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from memory.backends import BackendEnv, registry
-from memory.backends._cards_judge import RevisionJudge
-from memory.backends._cards_revise import kind, name_similarity, restates
+from memory.backends.cards.judge import RevisionJudge
+from memory.backends.cards.revise import kind, name_similarity, restates
 from memory.llm import LLM, LLMConfig
 from memory.repo import RepoIndex
 from memory.store import Store

@@ -7,9 +7,10 @@ import json
 import pytest
 
 from memory.backends import registry
-from memory.backends._cards_graph import ContextGraph, Node
-from memory.backends._cards_pack import ACTION_VERBS, Unit, audit, compile_card, pack
-from memory.backends._cards_score import (
+from memory.backends.cards.card import ACTION_VERBS, Unit, audit, compile_card
+from memory.backends.cards.graph import ContextGraph, Node
+from memory.backends.cards.pack import pack
+from memory.backends.cards.score import (
     BACKGROUND,
     Candidate,
     LLMScorer,
@@ -17,7 +18,7 @@ from memory.backends._cards_score import (
     cost_penalty,
     utility,
 )
-from memory.backends._cards_text import card_fields
+from memory.backends.cards.text import card_fields
 from memory.types import Turn
 from tests.memory.cards_support import (
     CONNECT_5,
@@ -109,7 +110,7 @@ async def test_every_current_fact_about_the_named_function_is_a_candidate(cards_
                                                                          monkeypatch):
     """A long conversation: search alone keeps the best few; a fact about the function the
     query names must not be lost among them (more-itertools' `first`)."""
-    from memory.backends import cards as cards_module
+    from memory.backends.cards import backend as cards_module
 
     monkeypatch.setattr(cards_module, "SEARCH_K", 0)  # search finds nothing,
     monkeypatch.setattr(cards_module, "EXPAND_FROM", 0)  # nor do the symbols' neighbours
@@ -294,7 +295,7 @@ def test_the_judge_schemas_compile_to_a_grammar():
     from llama_cpp import LlamaGrammar
 
     from memory._schema import SchemaError, validate
-    from memory.backends._cards_score import judge_schema
+    from memory.backends.cards.score import judge_schema
 
     schema = judge_schema(constrained=True)
     good = {"no_context_action": "search the repo", "with_context_action": "update connect",

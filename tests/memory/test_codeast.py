@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory.backends._codeast import (
+from memory.backends.codemem.context import BLOCK_KINDS, CodeBlock, select, to_block
+from memory.backends.codemem.syntax import (
     BUILTIN_METHODS,
     BUILTIN_NAMES,
     ast_diff,
@@ -16,7 +17,6 @@ from memory.backends._codeast import (
     first_definition,
     statement_blocks,
 )
-from memory.backends._codecontext import BLOCK_KINDS, CodeBlock, select, to_block
 from memory.chunks import Chunk, python_chunks
 
 V1 = '''def total(items, tax):

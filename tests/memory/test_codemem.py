@@ -194,7 +194,7 @@ async def test_memory_calls_count_as_memory_usage_at_temperature_zero(make_agent
 
 
 def test_conflict_record_is_json():
-    from memory.backends._codesession import Conflict
+    from memory.backends.codemem.session import Conflict
 
     conflict = Conflict(1, 1, "guard", ("if x: pass",), ())
     assert json.loads(json.dumps(conflict.to_dict()))["undone"] == ["if x: pass"]
@@ -214,7 +214,7 @@ async def test_real_embedded_model_runs_codemem(make_agent):
     # the ADD/KEEP judge, on rounds with a memory to judge, parses under the grammar
     backend = agent.backend
     if not backend.context_memory:  # the AST selector may have pruned it all
-        from memory.backends._codecontext import retrieve_new
+        from memory.backends.codemem.context import retrieve_new
 
         backend.context_memory = {b.location: b for b in retrieve_new(
             agent.repo, "connect to the database and migrate", set())}

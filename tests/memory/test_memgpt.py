@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from memory.backends._memgpt import PAGE_SIZE, CoreMemory, Functions, Message
 from memory.backends.base import BackendEnv
-from memory.backends.memgpt import MemGPTBackend, MemGPTConfig
+from memory.backends.memgpt.backend import MemGPTBackend, MemGPTConfig
+from memory.backends.memgpt.tiers import PAGE_SIZE, CoreMemory, Functions, Message
 from memory.llm import LLM, LLMConfig
 from memory.transcript import read_transcript
 from memory.types import Turn

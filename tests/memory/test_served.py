@@ -90,7 +90,7 @@ async def test_memgpt_tool_loop_turn_through_the_server(llama_server, make_agent
 async def test_cards_llm_scorer_judges_through_the_server(llama_server, embedder, repo_index,
                                                           tmp_path):
     from memory.backends import BackendEnv, registry
-    from memory.backends._cards_score import Candidate, LLMScorer
+    from memory.backends.cards.score import Candidate, LLMScorer
     from memory.llm import LLM, LLMConfig
     from memory.types import Turn
 

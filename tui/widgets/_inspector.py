@@ -44,7 +44,7 @@ class Inspector(VerticalScroll):
 
     def show(self, title: str, sections: list[dict], memories: list[MemoryRow] | None,
              notes: list[str] | None = None) -> None:
-        from memory.backends._cards_text import card_fields  # not at start: the first paint
+        from memory.backends.cards.text import card_fields  # not at start: the first paint
 
         lines = [f"[b]{title}[/b]"]
         kinds: dict[str, list[dict]] = {}

@@ -20,7 +20,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from memory.backends._cards_graph import ContextGraph, Node, subject_key
+from memory.backends.cards.graph import ContextGraph, Node, subject_key
 
 _TAKES = re.compile(r"\btakes \(([^()]*)\)")
 _USES = re.compile(r"\b(?:needs|should reuse|reuses|uses|calls|should call) `([\w.]+)`")

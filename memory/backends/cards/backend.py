@@ -1,7 +1,7 @@
 """``cards``: decision-aware memory cards over a context graph (CICL, for a coding chat).
 
-``observe`` grows an instance context graph (``_cards_graph``, built by
-``_cards_build``): the developer's facts with their subjects and repository
+``observe`` grows an instance context graph (``graph``, built by
+``build``): the developer's facts with their subjects and repository
 locations, the symbols and files they are about, the code the assistant wrote and
 the failures seen in the chat, joined by containment, similarity, conflict
 (revisions: the earlier unit is superseded and never shown again), precondition and
@@ -10,17 +10,17 @@ task edges.
 ``context`` gathers candidates (lexical overlap, vector similarity, every current
 fact about a function the query names, the top repository functions for the query,
 then one-hop neighbours of the best of them),
-scores each by CICL's decision utility (``_cards_score``: the ``proxy`` scorer by
+scores each by CICL's decision utility (``score``: the ``proxy`` scorer by
 default, the ``llm`` judge as an option) and packs them as audited memory cards
-under the budget (``_cards_pack``: ``post``- or ``pre``-selection compression).
+under the budget (``pack``: ``post``- or ``pre``-selection compression).
 
 Options (``BackendEnv.options``): ``cards_scorer`` (proxy | llm), ``cards_packing``
 (post | pre), ``cards_max`` (cards per query, 12). Units tied to a symbol go stale
-when a commit or the working tree changes that symbol (``_cards_stale``): their card
+when a commit or the working tree changes that symbol (``stale``): their card
 says so and their negative-transfer risk rises. The graph lives in process and is
 rebuilt from the transcript on a switch or resume. This backend does its own
 repository retrieval, so it gets no generic top-10 functions. Earlier sessions of the
-repository reach it as summary nodes (``_cards_experience``): retrieved like any unit,
+repository reach it as summary nodes (``experience``): retrieved like any unit,
 or pinned with ``pin_experience`` (``/experience``); ``remember`` (``/remember``, the
 end of a headless chat) keeps this session's.
 """
@@ -32,17 +32,21 @@ from typing import Any
 
 import numpy as np
 
-from memory.backends import _cards_alarm as alarms
-from memory.backends._cards_build import GraphBuilder
-from memory.backends._cards_experience import (
+from memory.backends._journal import Journal
+from memory.backends._topics import terms
+from memory.backends.base import BackendEnv, Digest
+from memory.backends.cards import alarm as alarms
+from memory.backends.cards.build import GraphBuilder
+from memory.backends.cards.card import Unit, compile_card
+from memory.backends.cards.experience import (
     Experience,
     ExperienceStore,
     session_facts,
     summarise,
 )
-from memory.backends._cards_graph import ContextGraph, Node
-from memory.backends._cards_pack import PACKINGS, Packed, Unit, compile_card, pack
-from memory.backends._cards_score import (
+from memory.backends.cards.graph import ContextGraph, Node
+from memory.backends.cards.pack import PACKINGS, Packed, pack
+from memory.backends.cards.score import (
     Candidate,
     LLMScorer,
     ProxyScorer,
@@ -51,10 +55,7 @@ from memory.backends._cards_score import (
     query_words,
     utility,
 )
-from memory.backends._cards_stale import StalenessWatch
-from memory.backends._journal import Journal
-from memory.backends._topics import terms
-from memory.backends.base import BackendEnv, Digest
+from memory.backends.cards.stale import StalenessWatch
 from memory.embed import cosine
 from memory.types import ContextPack, Section, Turn
 

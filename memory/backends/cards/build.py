@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory.backends._cards_graph import (
+from memory.backends.base import exchange
+from memory.backends.cards.graph import (
     ContextGraph,
     Node,
     body,
@@ -31,10 +32,9 @@ from memory.backends._cards_graph import (
     revision_cue,
     subject_key,
 )
-from memory.backends._cards_judge import JUDGES, RevisionJudge
-from memory.backends._cards_revise import Reviser
-from memory.backends._codeast import code_blocks, first_definition
-from memory.backends.base import exchange
+from memory.backends.cards.judge import JUDGES, RevisionJudge
+from memory.backends.cards.revise import Reviser
+from memory.backends.codemem.syntax import code_blocks, first_definition
 from memory.backends.mem0 import developer_lines, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
 from memory.lenient_json import MalformedJSON

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from memory.redact import redact
 
 if TYPE_CHECKING:
-    from memory.backends._cards_graph import ContextGraph
+    from memory.backends.cards.graph import ContextGraph
     from memory.llm import LLM
 
 log = logging.getLogger(__name__)

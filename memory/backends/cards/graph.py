@@ -12,7 +12,7 @@ never current), ``precondition`` (a fact that names another subject -> the curre
 facts about that subject), ``task`` (units that came from the same turn).
 
 Revision is decided without a model: the same subject, and near-identical meaning
-(cosine >= ``REVISE``), the same slot, or what ``_cards_revise`` reads from the two
+(cosine >= ``REVISE``), the same slot, or what ``revise`` reads from the two
 statements (a restated value, a constraint about the same condition, a close
 dependency): no cue word is needed. Cues still help when they are there: a revision
 cue in the newer fact ("actually", "instead", "scratch that", ...) or an earlier

@@ -12,7 +12,7 @@ card per unit.
 
 from __future__ import annotations
 
-from memory.backends._cards_pack import Card, Unit, card_key, quote
+from memory.backends.cards.card import Card, Unit, card_key, quote
 
 
 def group_facts(units: list[Unit]) -> list[tuple[Card, list[Unit]]]:

@@ -1,6 +1,6 @@
 """The optional revision judge of ``cards``: a model confirms an uncertain revision.
 
-The cue-free rules (``_cards_revise``) are sure of a restated value or a slot set
+The cue-free rules (``revise``) are sure of a restated value or a slot set
 again; a later description of the same aspect, or a later dependency close to an
 earlier one, is a guess. With ``cards_judge=llm`` the answer model is asked, through
 the structured-output path, whether the later statement replaces the earlier or adds to

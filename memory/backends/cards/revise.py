@@ -22,7 +22,7 @@ one supersedes the earlier when:
   same kind of thing (class, function, exception, constant) with similar code in the
   repository. An unrelated new dependency adds to the earlier ones.
 
-The optional revision judge (``_cards_judge``) confirms the uncertain ones (same
+The optional revision judge (``judge``) confirms the uncertain ones (same
 constraint, dependency) with a model, and decides alone on one more case the rules
 leave open: a later description of what the function does, in other words, that may be
 a new description or an added detail. MiniLM's aspect reading is too coarse for that
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory.backends._cards_graph import (
+from memory.backends.cards.graph import (
     ADDITIVE,
     ContextGraph,
     Node,
@@ -49,7 +49,7 @@ from memory.backends._cards_graph import (
     quotes,
     subject_key,
 )
-from memory.backends._cards_judge import RevisionJudge
+from memory.backends.cards.judge import RevisionJudge
 from memory.embed import Embedder, cosine
 
 RESTATE_WORDS = 0.7  # word-sequence similarity from which a statement restates another

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memory.backends._cards_graph import ContextGraph, Node, subject_key
 from memory.backends._topics import terms
+from memory.backends.cards.graph import ContextGraph, Node, subject_key
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory import _git
-from memory.backends._cards_graph import ContextGraph, Node
+from memory.backends.cards.graph import ContextGraph, Node
 from memory.chunks import chunk_file
 
 

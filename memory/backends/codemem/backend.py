@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from memory.backends._codeast import code_blocks, external_calls
-from memory.backends._codecontext import CodeBlock, retrieve_new, select
-from memory.backends._codesession import Conflict, Draft, SessionBlock, SessionMemory
 from memory.backends.base import BackendEnv, Digest, render_chunk
+from memory.backends.codemem.context import CodeBlock, retrieve_new, select
+from memory.backends.codemem.session import Conflict, Draft, SessionBlock, SessionMemory
+from memory.backends.codemem.syntax import code_blocks, external_calls
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
 from memory.steering import MemoryItem, SteeringUnsupported

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memory.backends._codeast import calls, definitions
+from memory.backends.codemem.syntax import calls, definitions
 from memory.chunks import _docstring, _parser, _signature
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory.backends._codeast import Diff, ast_diff, code_blocks, first_definition
+from memory.backends.codemem.syntax import Diff, ast_diff, code_blocks, first_definition
 
 LINK = 0.95  # instruction similarity that links blocks (and exempts them from conflicts)
 

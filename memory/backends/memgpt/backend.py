@@ -13,7 +13,7 @@ the model's function calls in the Agent's tool loop (memory/toolloop.py):
 core_memory_append, core_memory_replace, archival_memory_insert, archival_memory_search,
 conversation_search, paginated, chained by ``request_heartbeat``.
 
-The calls of an answer run on a scratch copy (memory/backends/_memgpt.py) and are noted
+The calls of an answer run on a scratch copy (memory/backends/memgpt/tiers.py) and are noted
 in the turn (``meta["tools"]``); ``observe`` applies the edits of a committed turn. An
 answer that is never committed (``commit=False``, the losing A/B answer) leaves nothing.
 
@@ -34,7 +34,10 @@ from typing import Any
 import numpy as np
 
 from memory.backends._journal import Journal
-from memory.backends._memgpt import (
+from memory.backends._memstore import MemoryStore
+from memory.backends.base import BackendEnv, Digest, newest_that_fit, repo_sections, split_budget
+from memory.backends.mem0 import statements
+from memory.backends.memgpt.tiers import (
     BLOCK_LIMIT,
     BLOCK_PURPOSE,
     EDITS,
@@ -43,9 +46,6 @@ from memory.backends._memgpt import (
     Functions,
     Message,
 )
-from memory.backends._memstore import MemoryStore
-from memory.backends.base import BackendEnv, Digest, newest_that_fit, repo_sections, split_budget
-from memory.backends.mem0 import statements
 from memory.llm import LLMError
 from memory.store import Store
 from memory.types import ContextPack, Section, Turn

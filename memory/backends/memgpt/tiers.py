@@ -1,4 +1,4 @@
-"""MemGPT's memory tiers and the functions that reach them (used by memgpt.py).
+"""MemGPT's memory tiers and the functions that reach them (used by backend.py).
 
 Core memory: labelled blocks shown in the main context, edited by
 ``core_memory_append`` / ``core_memory_replace``, each at most 2,000 characters
