@@ -285,3 +285,13 @@ def make_agent(tmp_path: Path, embedder: Any, script: Script) -> Callable[..., A
                      config=AgentConfig(max_answer_tokens=max_answer_tokens))
 
     return build
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """llama-cpp-python's OpenAI-compatible server with the shipped SmolLM2 on a free
+    loopback port (one per xdist worker), stopped at the end of the session."""
+    from tests.served import llama_server as start
+
+    with start(tmp_path_factory.mktemp("llama-server")) as served:
+        yield served
