@@ -38,6 +38,31 @@ def test_a_slot_is_the_statement_with_its_values_masked():
     assert slot("`connect` needs `ssl` from `a.py`.") == slot("`connect` needs `ssl` from `b.py`.")
 
 
+def test_a_remark_before_the_subject_is_not_part_of_the_slot():
+    from memory.backends.cards.graph import closed, slot
+
+    plain = "`connect` belongs in `app/db.py`."
+    for said in ("Hmm, wait. `connect` belongs in `app/x.py`.",
+                 "Talked it over with the team: `connect` belongs in `app/x.py`."):
+        assert slot(said) == slot(plain) and closed(said)
+    rule = "for `connect`: retry twice."
+    assert slot(f"Thinking again, {rule}") == slot(rule.capitalize())
+    # a condition before the subject restricts the statement: it stays in the slot
+    assert slot("If the host is empty, `connect` returns `None`.") != \
+        slot("`connect` returns `None`.")
+
+
+async def test_a_remark_does_not_hide_a_value_revision(cards_env, script):
+    cards = registry.create("cards", cards_env())
+    said = ["`connect` belongs in `app/forms.py`.",
+            "`connect` should: open a connection to the database in app/db.py and return it.",
+            "Hmm, thinking it over: `connect` belongs in `app/views.py`.",
+            "Actually, `connect` takes (host).", "`connect` takes (host, port).",
+            "Actually, `connect` belongs in `app/db.py`."]
+    # the last one sets the location again; it does not retract the description
+    assert await said_in_turns(cards, script, said) == [said[1], said[4], said[5]]
+
+
 async def test_the_same_slot_with_another_value_supersedes_without_a_cue(cards_env, script):
     cards = registry.create("cards", cards_env())
     said = ["`connect` belongs in `app/forms.py`.", "`connect` needs `time` from `time`.",

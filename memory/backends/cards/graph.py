@@ -77,6 +77,13 @@ _CODE_SPAN = re.compile(r"`[^`\n]+`")
 _ARGS = re.compile(r"\([^()\n]*\)")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _LEAD = re.compile(r"^[^\w`(]+")
+# A remark the developer puts before naming the subject ("Actually, `f` ...", "Change of
+# plan: for `f`: ...", "Scratch that. `f` ..."): a clause without code, set off by
+# punctuation, shortly before the first code span. It says nothing about the slot; a
+# condition ("If empty, `f` ...", "When ..., `f` ...") does, and is kept.
+_REMARK = re.compile(
+    r"^(?!(?:if|when|whenever|unless|while|once|after|before|until|since|because|although|"
+    r"though|where|whereas)\b)[^`\n]{1,80}[,:;.!?\u2013\u2014]\s+(?=[^`\n,:;.!?]{0,24}`)", re.I)
 # Predicates that hold several values at once: a function may need, reuse or call more
 # than one thing, so a second such statement adds to the first unless it names the same one.
 ADDITIVE = re.compile(r"\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)\b")
@@ -87,7 +94,7 @@ def frame(text: str) -> str:
 
     Two statements about one subject with the same frame set the same slot
     ("`f` belongs in `a.py`" / "`f` belongs in `b.py`"; "`f` takes (a)" / "(a, b)")."""
-    masked = _CODE_SPAN.sub("`_`", text.strip())
+    masked = _CODE_SPAN.sub("`_`", _REMARK.sub("", text.strip(), count=1))
     masked = _NUMBER.sub("0", _ARGS.sub("(_)", masked))
     return " ".join(_LEAD.sub("", masked).lower().rstrip(" .;:!").split())
 
@@ -280,13 +287,14 @@ class ContextGraph:
             if same_slot or sim >= REVISE:
                 found.append((other, sim))
                 continue
-            if cued and claim_vector is not None and not closed(other.content):
+            if cued and claim_vector is not None and not closed(other.content) \
+                    and not closed(node.content):  # a value statement: its slot decides
                 to_claim = max(float(cosine(claim_vector, v[None, :])[0]) for v in (
                     self.vectors[other.id], self.bodies.get(other.id)) if v is not None)
                 if to_claim >= least and (best is None or to_claim > best[1]):
                     best = (other, to_claim)
             retracted = self.claims.get(other.id)
-            if not cued and retracted is not None:
+            if not cued and retracted is not None and quotes(other.content):  # retracted X
                 again = max(float(cosine(v, retracted[None, :])[0])
                             for v in (vector, body_vector) if v is not None)
                 if again >= REVISE_AGAIN:
