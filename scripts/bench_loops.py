@@ -1,7 +1,7 @@
 """Does the embedded model still loop? 20 repository questions, old settings vs new.
 
 Each question is asked as the app asks a first question: ``open_session`` on a git copy
-of a repository (the bundled demo, ``replay/demo/inventory``, unless ``--repo``), the
+of a repository (the bundled demo, ``replay/locoeval/demo/inventory``, unless ``--repo``), the
 ``full`` backend (the query and the top-10 repository functions), the embedded
 ``local/smollm2``, ``Agent.ask`` streaming the answer. Nothing is committed, so every
 question starts from the same state.
@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TOKENIZERS_PARALLELISM": "false"}
-DEMO = Path(__file__).resolve().parents[1] / "replay" / "demo" / "inventory"
+DEMO = Path(__file__).resolve().parents[1] / "replay" / "locoeval" / "demo" / "inventory"
 MODEL = "local/smollm2"
 
 QUESTIONS = (

@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.backends import registry
 from memory.embed import get_embedder
-from replay.cli import DEMO
-from replay.outline import load_outlines
-from replay.rayexec import RayExecutor
-from replay.runner import Replay, ReplayConfig
+from replay.cli.main import DEMO
+from replay.core.rayexec import RayExecutor
+from replay.core.runner import Replay, ReplayConfig
+from replay.locoeval.outline import load_outlines
 from tests.replay.workers import reader_model
 
 

@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from replay import sandbox
-from replay.sandbox import Sandbox
+from replay.sandbox import sandbox
+from replay.sandbox.sandbox import Sandbox
 
 TEST = "def test_one():\n    assert 1 + 1 == 2\n"
 CODE = "def double(x):\n    return x * 2\n"
@@ -77,15 +77,20 @@ def _load(name: str, rev: str | None, into: Path):
     (package / "__init__.py").write_text("")
     for file in HARNESS:
         if rev is None:
-            path = root / "replay" / file
+            path = root / "replay" / "sandbox" / file
             text = path.read_text() if path.exists() else None
         else:
             shown = subprocess.run(["git", "-C", str(root), "show", f"{rev}:replay/{file}"],
                                    capture_output=True, text=True)
+            if shown.returncode != 0:  # since the harness moved to replay/sandbox/
+                shown = subprocess.run(["git", "-C", str(root), "show",
+                                        f"{rev}:replay/sandbox/{file}"],
+                                       capture_output=True, text=True)
             text = shown.stdout if shown.returncode == 0 else None
         if text is not None:
-            (package / file).write_text(text.replace("from replay import _bwrap",
-                                                     "from . import _bwrap"))
+            for old in ("from replay import _bwrap", "from replay.sandbox import _bwrap"):
+                text = text.replace(old, "from . import _bwrap")
+            (package / file).write_text(text)
     return importlib.import_module(f"{name}.sandbox")
 
 

@@ -22,10 +22,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from replay.cli import DEMO
-from replay.report import summarize
-from replay.runner import Replay, ReplayConfig
-from replay.sources import load_source
+from replay.cli.main import DEMO
+from replay.core.runner import Replay, ReplayConfig
+from replay.core.sources import load_source
+from replay.reporting.report import summarize
 from tests.conftest import SCRIPT, _register_scripted
 from tests.replay.experience_reader import ExperienceReader
 from tests.replay.qa_reader import QAReader

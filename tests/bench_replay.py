@@ -33,10 +33,10 @@ from memory.backends import registry
 from memory.backends.options import parse_options
 from memory.embed import get_embedder
 from memory.llm import LLM, LLMConfig
-from replay.cli import DEMO
-from replay.outline import Outline, load_outlines, parse_outline, validate_rules
-from replay.report import summarize, volume
-from replay.runner import Replay, ReplayConfig
+from replay.cli.main import DEMO
+from replay.core.runner import Replay, ReplayConfig
+from replay.locoeval.outline import Outline, load_outlines, parse_outline, validate_rules
+from replay.reporting.report import summarize, volume
 from tests.conftest import SCRIPT, _register_scripted
 from tests.replay.answers import ANSWER_WORDS
 from tests.replay.reader import ContextReader
@@ -127,7 +127,8 @@ def main() -> None:
                         help="only these outlines (comma-separated ids)")
     parser.add_argument("--save", type=Path, default=None,
                         help="write the summary (per backend, by subset) and the pairs to "
-                             "this JSON file (runs saved apart: replay.report.summarize of "
+                             "this JSON file (runs saved apart: "
+                             "replay.reporting.report.summarize of "
                              "their pairs together)")
     args = parser.parse_args()
     options = parse_options(args.backend_opt, registry.names())

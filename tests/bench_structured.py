@@ -25,9 +25,9 @@ from typing import Any
 
 from memory.embed import get_embedder
 from memory.llm import LLM
-from replay.cli import DEMO
-from replay.outline import Outline, load_outlines, parse_outline
-from replay.runner import Replay, ReplayConfig
+from replay.cli.main import DEMO
+from replay.core.runner import Replay, ReplayConfig
+from replay.locoeval.outline import Outline, load_outlines, parse_outline
 
 
 def truncated(base: Outline, turns: int) -> Outline:

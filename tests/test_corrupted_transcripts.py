@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from memory._checks import RecordError
 from memory.transcript import TranscriptWriter, read_transcript, resume_from
 from memory.types import Turn, Usage
-from replay.sources import SourceError, load_recorded
+from replay.core.errors import SourceError
+from replay.sessions.source import load_recorded
 from tui.screens._sessions import describe
 from tui.session import export_markdown
 

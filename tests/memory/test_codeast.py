@@ -113,7 +113,7 @@ def test_selector_keeps_exactly_the_blocks_whose_apis_meet_the_generated_calls()
 
 # -- the selector leaves builtins out (issue 12, item 12) --------------------------------
 
-DEMO = Path(__file__).resolve().parents[2] / "replay" / "demo" / "inventory"
+DEMO = Path(__file__).resolve().parents[2] / "replay" / "locoeval" / "demo" / "inventory"
 
 BUILTINS_ONLY = '''def summarize(rows):
     out = []

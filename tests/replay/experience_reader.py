@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from replay.experience import ExperienceSet, Task
-from replay.prepare import find_function
+from replay.locoeval.prepare import find_function
+from replay.swecontext.experience import ExperienceSet, Task
 
 DEVELOPER = re.compile(r"^Developer: (.*?)(?=\nAssistant: |\Z)", re.M | re.S)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from replay.qa import LETTERS, QASet, Question
+from replay.longcodeqa.qa import LETTERS, QASet, Question
 
 
 def norm(text: str) -> str:

@@ -31,9 +31,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from replay.outline import Item, Outline, Sample
-from replay.prepare import find_function
-from replay.tasks import TOPICS_QUERY
+from replay.locoeval.outline import Item, Outline, Sample
+from replay.locoeval.prepare import find_function
+from replay.locoeval.tasks import TOPICS_QUERY
 from tests.replay.answers import ANSWER_WORDS, answer
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")

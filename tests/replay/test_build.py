@@ -8,8 +8,9 @@ from collections import Counter
 
 import pytest
 
-from replay._select import BuildRun, check_target
-from replay.build import (
+from replay.cli.main import DEMO
+from replay.locoeval._select import BuildRun, check_target
+from replay.locoeval.build import (
     L_BINS,
     build_outline,
     build_outlines,
@@ -18,10 +19,9 @@ from replay.build import (
     repo_facts,
     true_units,
 )
-from replay.cli import DEMO
-from replay.outline import load_outlines, parse_outline, validate_rules
-from replay.prepare import prepared_copy, remove_function
-from replay.sandbox import Limits, Sandbox
+from replay.locoeval.outline import load_outlines, parse_outline, validate_rules
+from replay.locoeval.prepare import prepared_copy, remove_function
+from replay.sandbox.sandbox import Limits, Sandbox
 from tests.conftest import make_repo
 from tests.replay.conftest import SHOP_FILES
 
@@ -186,7 +186,7 @@ def test_sample_selection_keeps_the_demo_targets_and_drops_a_solvable_one(tmp_pa
     outline = load_outlines(tmp_path / "out")[0]
     assert [s.function for s in outline.samples] == ["Cart.total"]
     facts = repo_facts(REPO)  # the demo's targets are not in their own repository
-    from replay._analyse import analyse
+    from replay.locoeval._analyse import analyse
 
     for target in TARGETS:
         info = analyse(REPO, target, facts)
@@ -202,7 +202,7 @@ def load_targets_from(tmp_path, rows):
 
 
 def test_builder_cli_writes_outlines_and_a_report(tmp_path, capsys):
-    from replay.cli import main
+    from replay.cli.main import main
 
     assert main(["build", str(REPO), "--targets", str(DEMO / "targets.json"),
                  "--out", str(tmp_path), "--count", "4", "--seed", "9"]) == 0
@@ -241,8 +241,8 @@ def test_the_demo_repository_tests_are_real():
 
 async def test_llm_rewrites_of_distractors_and_their_fallback(script):
     from memory.llm import LLM, LLMConfig
-    from replay._analyse import analyse
-    from replay._distract import RewriteStats, llm_rewrites
+    from replay.locoeval._analyse import analyse
+    from replay.locoeval._distract import RewriteStats, llm_rewrites
 
     target = next(t for t in TARGETS if t.qualname == "order_total")
     units = [u for u in true_units(target, analyse(REPO, target, FACTS))

@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from replay._codeif import IterativeOptions, codeif_code, follow, graded_turns
-from replay.cli import _config, build_parser
-from replay.sandbox import Limits
-from replay.sources import Iterative, Step, load_source
-from replay.tasks import extract_target, grade_turn, iterative_scores, passed_tests, run_tests
+from replay.cli.main import _config, build_parser
+from replay.codeif._codeif import IterativeOptions, codeif_code, follow, graded_turns
+from replay.codeif.grade import grade_turn, iterative_scores, passed_tests
+from replay.codeif.source import Iterative, Step
+from replay.core.sources import load_source
+from replay.locoeval.tasks import extract_target
+from replay.sandbox.asserts import run_tests
+from replay.sandbox.sandbox import Limits
 
 FIXTURE = Path(__file__).parent / "fixtures" / "codeif"
 LIMITS = Limits(timeout=10.0)
@@ -129,7 +132,7 @@ def test_the_extractor_finds_a_method_inside_its_class():
 
 
 async def test_a_replay_grades_iterative_turns_in_the_chosen_mode(tmp_path, script, embedder):
-    from replay.runner import Replay, ReplayConfig
+    from replay.core.runner import Replay, ReplayConfig
 
     path = tmp_path / "own.json"
     path.write_text(json.dumps({"tasks": [{"id": "f", "turns": [

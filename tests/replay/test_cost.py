@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from replay.cost import Budget, pricing
-from replay.report import summarize, table
-from replay.runner import Replay, ReplayConfig
-from replay.sources import load_source
+from replay.core.cost import Budget, pricing
+from replay.core.runner import Replay, ReplayConfig
+from replay.core.sources import load_source
+from replay.reporting.report import summarize, table
 from tests.replay.conftest import perfect_reply
 
 PRICED = "scripted/gpt-4o-mini"  # the scripted model, priced as the real one by litellm

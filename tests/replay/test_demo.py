@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from replay.cli import DEMO, main
-from replay.outline import load_outlines
+from replay.cli.main import DEMO, main
+from replay.locoeval.outline import load_outlines
 from tests.replay.workers import demo_reply
 
 OUTLINES = load_outlines(DEMO / "outlines")[:2]

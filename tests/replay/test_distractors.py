@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from replay._analyse import Target
-from replay._contradict import said
-from replay.build import build_outlines, load_targets, repo_facts
-from replay.cli import DEMO
+from replay.cli.main import DEMO
+from replay.locoeval._analyse import Target
+from replay.locoeval._contradict import said
+from replay.locoeval.build import build_outlines, load_targets, repo_facts
 from tests.conftest import make_repo
 
 # words and phrases that tell a reader a statement is not the final one
@@ -159,7 +159,7 @@ def test_description_distractors_contradict_from_the_truth_or_another_real_funct
 
 
 def test_value_swaps_and_negations_are_taken_from_the_truth():
-    from replay._contradict import negate, swaps
+    from replay.locoeval._contradict import negate, swaps
 
     assert negate("Raises ValueError when n is negative.") == \
         "Never raises ValueError when n is negative."
@@ -176,7 +176,7 @@ def test_value_swaps_and_negations_are_taken_from_the_truth():
 
 
 def test_a_relative_import_is_the_repository_s_own():
-    from replay._analyse import imports
+    from replay.locoeval._analyse import imports
 
     found = imports(b"from .recipes import flatten\nfrom os.path import join\nimport re\n",
                     {"pkg"})

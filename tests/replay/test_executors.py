@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 import ray
 
-from replay.cli import DEMO
-from replay.outline import load_outlines
-from replay.ratelimit import RateLimiter, RateLimits
-from replay.rayexec import LimiterActor, RayExecutor, actor_gate
-from replay.runner import Replay, ReplayConfig
+from replay.cli.main import DEMO
+from replay.core.ratelimit import RateLimiter, RateLimits
+from replay.core.rayexec import LimiterActor, RayExecutor, actor_gate
+from replay.core.runner import Replay, ReplayConfig
+from replay.locoeval.outline import load_outlines
 from tests.replay.workers import demo_model, demo_reply, stamping_model
 
 OUTLINES = load_outlines(DEMO / "outlines")[:1]
@@ -162,7 +162,7 @@ def test_rate_limiter_reserves_slots_a_window_apart():
 
 def test_a_pair_of_several_conversations_lands_whole_from_ray(tmp_path, script, embedder,
                                                               ray_instance):
-    from replay.experience import load_experience
+    from replay.swecontext.experience import load_experience
     from tests.replay.workers import experience_model
 
     chains = [load_experience(DEMO / "experience" / "inventory-chains.json")]

@@ -8,10 +8,11 @@ import json
 import pytest
 from rich.console import Console
 
-from replay.cli import DEMO, main
-from replay.experience import SETTINGS, load_experience
-from replay.report import summarize, table
-from replay.sources import SourceError, load_source
+from replay.cli.main import DEMO, main
+from replay.core.errors import SourceError
+from replay.core.sources import load_source
+from replay.reporting.report import summarize, table
+from replay.swecontext.experience import SETTINGS, load_experience
 from tests.replay.experience_reader import ExperienceReader
 
 CHAINS = DEMO / "experience" / "inventory-chains.json"
@@ -82,7 +83,7 @@ def test_experience_results_table_and_resume(demo_results, script):
     assert "experience: related tasks by setting" in shown and "full · oracle-summary" in shown
     assert "Δ resolved vs none ↑" in shown
     assert (out / "chart.png").exists()
-    from replay.chart import chart_png, experience_png
+    from replay.reporting.chart import chart_png, experience_png
 
     summary = summarize(results["runs"])
     png = chart_png(summary)

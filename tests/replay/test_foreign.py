@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from replay.foreign import read_foreign, sniff
-from replay.sources import Recorded, SourceError, load_source
+from replay.core.errors import SourceError
+from replay.core.sources import load_source
+from replay.sessions.foreign import read_foreign, sniff
+from replay.sessions.source import Recorded
 
 FIXTURES = Path(__file__).parent / "fixtures" / "foreign"
 CLAUDE = FIXTURES / "claude-session.jsonl"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from replay.sandbox import Limits, Sandbox, mode
-from replay.tasks import run_tests
+from replay.sandbox.asserts import run_tests
+from replay.sandbox.sandbox import Limits, Sandbox, mode
 
 LIMITS = Limits(timeout=20.0, memory_bytes=1024**3)
 WRONG = "def f(x):\n    return 0\n"

@@ -10,11 +10,11 @@ from memory.llm import LLM, LLMConfig
 from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import read_transcript
-from replay.judge import EmbedJudge, LLMJudge
-from replay.llmuser import LLMUser
-from replay.outline import load_outline
-from replay.runner import Replay, ReplayConfig
-from replay.sources import load_source
+from replay.core.runner import Replay, ReplayConfig
+from replay.core.sources import load_source
+from replay.locoeval.judge import EmbedJudge, LLMJudge
+from replay.locoeval.llmuser import LLMUser
+from replay.locoeval.outline import load_outline
 from tests.replay.conftest import perfect_reply
 
 
@@ -78,7 +78,7 @@ async def test_outline_replay_with_the_llm_user_and_judge(tmp_path, outline_file
 
 
 async def test_llm_judge_counts_one_to_one_matches(script, embedder):
-    # LoCoEval's F1 is any-match (replay.metrics.set_f1); the verdict is a list of id pairs
+    # LoCoEval's F1 is any-match (replay.core.metrics.set_f1); the verdict is a list of id pairs
     judge = LLMJudge(LLM(LLMConfig(model="scripted/j")), EmbedJudge(embedder))
     # an invented number fails the schema: the judge is asked once more, with the error
     script.push('{"matches": [{"prediction": 7, "reference": 0}]}',

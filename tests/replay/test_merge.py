@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from replay.chart import turn_means
-from replay.merge import MergeError, main, merge, merged_summary
+from replay.reporting.chart import turn_means
+from replay.reporting.merge import MergeError, main, merge, merged_summary
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -10,7 +10,8 @@ import pytest
 from rich.console import Console
 
 from memory.llm import LLM, LLMConfig
-from replay.judge import (
+from replay.core.metrics import compression, f1, iterative, normalized, pass_at_k, set_f1
+from replay.locoeval.judge import (
     VERDICT_SCHEMA,
     EmbedJudge,
     LLMJudge,
@@ -18,10 +19,9 @@ from replay.judge import (
     judge_accuracy,
     verdict_schema,
 )
-from replay.matcher import EmbedMatcher, context_metrics, restated
-from replay.metrics import compression, f1, iterative, normalized, pass_at_k, set_f1
-from replay.outline import parse_outline
-from replay.report import summarize, table
+from replay.locoeval.matcher import EmbedMatcher, context_metrics, restated
+from replay.locoeval.outline import parse_outline
+from replay.reporting.report import summarize, table
 from tests.replay.conftest import OUTLINE
 
 

@@ -13,18 +13,18 @@ import numpy as np
 import pytest
 
 from memory.llm import LLM, LLMConfig
-from replay.cli import _config, build_parser
-from replay.llmuser import (
+from replay.cli.main import _config, build_parser
+from replay.core.runner import Replay, ReplayConfig
+from replay.core.sources import load_source
+from replay.locoeval.llmuser import (
     SKIPPED,
     TOP_REFERENCES,
     LLMUser,
     ReferenceQueries,
     load_reference_queries,
 )
-from replay.mockuser import choose_user
-from replay.outline import load_outline
-from replay.runner import Replay, ReplayConfig
-from replay.sources import load_source
+from replay.locoeval.mockuser import choose_user
+from replay.locoeval.outline import load_outline
 from tests.replay.test_llm_roles import user_reply
 
 # -- default selection -------------------------------------------------------------------

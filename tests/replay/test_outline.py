@@ -6,8 +6,14 @@ import json
 
 import pytest
 
-from replay.mockuser import TemplateUser
-from replay.outline import OutlineError, load_outline, load_outlines, parse_outline, validate_rules
+from replay.locoeval.mockuser import TemplateUser
+from replay.locoeval.outline import (
+    OutlineError,
+    load_outline,
+    load_outlines,
+    parse_outline,
+    validate_rules,
+)
 from tests.replay.conftest import OUTLINE as OUTLINE_COPY
 
 

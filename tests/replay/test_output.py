@@ -7,7 +7,7 @@ import json
 import fsspec
 import pytest
 
-from replay.output import Output, OutputError, PairLog
+from replay.core.output import Output, OutputError, PairLog
 from tests.replay.conftest import perfect_reply
 
 

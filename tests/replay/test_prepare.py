@@ -7,7 +7,7 @@ import pytest
 
 from memory.repo import RepoIndex
 from memory.store import Store
-from replay.prepare import (
+from replay.locoeval.prepare import (
     PrepareError,
     exercising_tests,
     extract_function,

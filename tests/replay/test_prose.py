@@ -6,10 +6,10 @@ from __future__ import annotations
 import random
 import re
 
-from replay._analyse import Target, analyse
-from replay._prose import cut, doc_sentences, split_sentences
-from replay.build import load_targets, repo_facts, sample_items
-from replay.cli import DEMO
+from replay.cli.main import DEMO
+from replay.locoeval._analyse import Target, analyse
+from replay.locoeval._prose import cut, doc_sentences, split_sentences
+from replay.locoeval.build import load_targets, repo_facts, sample_items
 from tests.conftest import make_repo
 
 RST_DOC = '''Return the first item of *iterable*, or *default* if *iterable* is empty.

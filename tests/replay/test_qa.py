@@ -13,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from replay.cli import DEMO, main
-from replay.qa import LETTERS, QAError, Question, load_qa, parse_letter
-from replay.report import summarize, table
-from replay.runner import Replay, ReplayConfig
-from replay.sources import SourceError, load_source
+from replay.cli.main import DEMO, main
+from replay.core.errors import SourceError
+from replay.core.runner import Replay, ReplayConfig
+from replay.core.sources import load_source
+from replay.longcodeqa.qa import LETTERS, QAError, Question, load_qa, parse_letter
+from replay.reporting.report import summarize, table
 from tests.replay.qa_reader import QAReader
 
 DEMO_QA = DEMO / "qa" / "inventory-qa.json"
@@ -165,7 +166,7 @@ def test_qa_through_the_cli_writes_results_table_and_chart(tmp_path, script, cap
 @pytest.mark.slow
 def test_a_question_through_the_embedded_model(tmp_path):
     """The real local/smollm2 answers a demo question at each bracket."""
-    from replay.qa import QASet
+    from replay.longcodeqa.qa import QASet
 
     [qa] = load_source(DEMO_QA)
     small = QASet(qa.id, qa.repo, qa.questions[:1], qa.source)

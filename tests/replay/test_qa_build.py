@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import re
 
-from replay.cli import DEMO, main
-from replay.qa import LETTERS, load_qa
-from replay.qa_build import build_questions
+from replay.cli.main import DEMO, main
+from replay.longcodeqa.qa import LETTERS, load_qa
+from replay.longcodeqa.qa_build import build_questions
 from tests.replay.qa_reader import QAReader
 
 REPO = DEMO / "inventory"
@@ -54,7 +54,7 @@ def test_build_qa_without_a_model_skips_the_contamination_filter(tmp_path, capsy
 def test_the_contamination_filter_drops_what_the_model_answers_without_context(
         tmp_path, script, capsys):
     built = build_questions(REPO, seed=0, count=10)
-    from replay.qa import QASet
+    from replay.longcodeqa.qa import QASet
 
     known = {built[0].id, built[3].id}
     script.default = QAReader([QASet("x", "", tuple(built))], known=known)

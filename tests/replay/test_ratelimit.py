@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from replay.ratelimit import RateLimits, parse_rpm
-from replay.runner import Replay, ReplayConfig
-from replay.sources import load_source
+from replay.core.ratelimit import RateLimits, parse_rpm
+from replay.core.runner import Replay, ReplayConfig
+from replay.core.sources import load_source
 from tests.replay.conftest import perfect_reply
 
 

@@ -8,12 +8,12 @@ import json
 import pytest
 
 from memory.backends import registry
-from replay.mockuser import TemplateUser
-from replay.outline import load_outline
-from replay.runner import Replay, ReplayConfig, ReplayError
-from replay.sandbox import mode as sandbox_mode
-from replay.sources import load_source
-from replay.tasks import outline_tasks
+from replay.core.runner import Replay, ReplayConfig, ReplayError
+from replay.core.sources import load_source
+from replay.locoeval.mockuser import TemplateUser
+from replay.locoeval.outline import load_outline
+from replay.locoeval.tasks import outline_tasks
+from replay.sandbox.sandbox import mode as sandbox_mode
 from tests.replay.conftest import perfect_reply
 from tests.replay.test_sources import CODEIF_TASK
 
@@ -55,7 +55,7 @@ async def test_task_queries_leave_every_backend_unchanged(tmp_path, outline_file
     outline = load_outline(outline_file)
     try:
         prepared = replay.prepare(outline)
-        agent = replay._agent(outline, name, prepared.index)
+        agent = replay.agent(outline, name, prepared.index)
         for _, text in TemplateUser(outline).conversation()[:4]:
             await agent.ask(text)
         before = agent.backend.state_digest()
@@ -101,7 +101,7 @@ async def test_iterative_source_gives_ia_ca_ifr(tmp_path, script, embedder):
     # the report prints IA / CA / IFR per turn (CodeIF-Bench's), not only pooled
     from rich.console import Console
 
-    from replay.report import summarize, table
+    from replay.reporting.report import summarize, table
 
     summary = summarize(pairs)
     turns = summary["iterative"]["full"]["by_turn"]
@@ -160,7 +160,7 @@ async def test_samples_give_pass_at_k_per_turn_by_the_unbiased_estimator(tmp_pat
     assert [t.user for t in replay_turns(tmp_path)] == [s for s in _instructions()]
     from rich.console import Console
 
-    from replay.report import summarize, table
+    from replay.reporting.report import summarize, table
 
     summary = summarize(pairs)["iterative"]["full"]
     assert summary["ks"] == [1, 4]
@@ -215,14 +215,14 @@ async def test_samples_give_an_unbiased_pass_at_1_for_generation(tmp_path, outli
     scores = pairs[0]["scores"]
     assert scores["passes"] == {"s1": [True, False, False], "s2": [True, True, False]}
     assert scores["passed"] == {"s1": True, "s2": True}  # the first answers
-    from replay.report import summarize
+    from replay.reporting.report import summarize
 
     # pass@1 = c / n per task (1 - C(n-c, 1) / C(n, 1)), then the mean: (1/3 + 2/3) / 2
     assert summarize(pairs)["backends"]["full"]["pass@1"] == pytest.approx(0.5)
 
 
 def test_samples_below_one_are_refused(tmp_path, capsys):
-    from replay.cli import main
+    from replay.cli.main import main
 
     with pytest.raises(SystemExit):
         main(["x.json", "--samples", "0"])
@@ -234,7 +234,7 @@ def test_samples_below_one_are_refused(tmp_path, capsys):
 async def test_a_weak_sandbox_is_recorded_and_reported(tmp_path, script, embedder, monkeypatch):
     from rich.console import Console
 
-    from replay.report import summarize, table
+    from replay.reporting.report import summarize, table
 
     script.push("```python\ndef add(a, b):\n    return a + b\n```")
     path = tmp_path / "codeif.jsonl"
@@ -359,7 +359,7 @@ def run_with_reader(outlines, backends, out, options=None, window=0):
     import asyncio
 
     from memory.embed import get_embedder
-    from replay.cli import DEMO
+    from replay.cli.main import DEMO
     from tests.conftest import SCRIPT, _register_scripted
     from tests.replay.reader import ContextReader
 
@@ -381,9 +381,9 @@ def run_with_reader(outlines, backends, out, options=None, window=0):
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     """All demo outlines x full, empty, rag, oracle; the model reads only its context."""
-    from replay.cli import DEMO
-    from replay.outline import load_outlines
-    from replay.report import summarize
+    from replay.cli.main import DEMO
+    from replay.locoeval.outline import load_outlines
+    from replay.reporting.report import summarize
 
     outlines = load_outlines(DEMO / "outlines")
     pairs, reader = run_with_reader(outlines, DEMO_BACKENDS, tmp_path_factory.mktemp("demo-reader"))
@@ -430,7 +430,7 @@ def test_replay_gives_each_backend_the_options(tmp_path, outline_file, script, e
     replay = Replay(config, embedder=embedder)
     try:
         outline = load_outline(outline_file)
-        agent = replay._agent(outline, "compact", replay.prepare(outline).index)
+        agent = replay.agent(outline, "compact", replay.prepare(outline).index)
         assert agent.backend.config.turns == 4
     finally:
         replay.close()
@@ -478,9 +478,9 @@ def test_structured_retries_and_skips_reach_pairs_results_and_report(tmp_path, s
 def test_cards_on_demo_outlines_reports_its_scorer_and_leads_rag(tmp_path, capsys):
     """Two demo outlines, the context-reading model: cards reaches more true items than
     rag with fewer stale ones, and the results and the report say which scorer ran."""
-    from replay.cli import DEMO
-    from replay.outline import load_outlines
-    from replay.report import summarize, table
+    from replay.cli.main import DEMO
+    from replay.locoeval.outline import load_outlines
+    from replay.reporting.report import summarize, table
 
     pairs, _ = run_with_reader(load_outlines(DEMO / "outlines")[1:3], ["rag", "cards"],
                                tmp_path / "run", {"cards_packing": "pre"})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.sandbox import Limits, Sandbox, SandboxError
+from replay.sandbox.sandbox import Limits, Sandbox, SandboxError
 
 
 def tree_digest(root: Path) -> str:

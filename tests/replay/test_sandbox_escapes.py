@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from memory.jail import bwrap as _bwrap
-from replay.sandbox import Limits, Sandbox, mode
-from replay.tasks import run_tests
+from replay.sandbox.asserts import run_tests
+from replay.sandbox.sandbox import Limits, Sandbox, mode
 
 jail = pytest.mark.skipif(_bwrap.available() is not None,
                           reason=f"no OS jail here: {_bwrap.available()}")

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from replay.cli import main
-from replay.score import load_answers
-from replay.sources import load_iterative
+from replay.cli.main import main
+from replay.codeif.score import load_answers
+from replay.codeif.source import load_iterative
 
 FIXTURE = Path(__file__).parent / "fixtures" / "codeif"
 PUBLISHED = "multi_round/handmade/handmade03.jsonl"
@@ -118,7 +118,7 @@ def test_bad_lines_are_reported_not_fatal(tmp_path):
 def test_console_is_plain_text_renderable():
     from rich.console import Console
 
-    from replay._score_report import summarize, tables
+    from replay.codeif._score_report import summarize, tables
 
     rows = [{"task_id": "1", "turn": 0, "category": "base", "sample": 0, "mode": "cumulative",
              "passed": True, "ia": 1.0, "ca": 1.0, "ifr": None, "benchmark": None}]

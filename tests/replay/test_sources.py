@@ -8,8 +8,11 @@ import pytest
 
 from memory.transcript import TranscriptWriter
 from memory.types import Turn
-from replay.outline import Outline
-from replay.sources import Iterative, Recorded, SourceError, load_source
+from replay.codeif.source import Iterative
+from replay.core.errors import SourceError
+from replay.core.sources import load_source
+from replay.locoeval.outline import Outline
+from replay.sessions.source import Recorded
 
 CODEIF_TASK = {
     "task_id": "codeif/1",

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from memory.llm import FALLBACK_WINDOW
-from replay.cli import DEMO, build_parser
-from replay.outline import load_outlines
-from replay.report import summarize
-from replay.runner import ReplayConfig, ReplayError
-from replay.window import UNBOUNDED, answer_llm, window_tokens
+from replay.cli.main import DEMO, build_parser
+from replay.core.runner import ReplayConfig, ReplayError
+from replay.core.window import UNBOUNDED, answer_llm, window_tokens
+from replay.locoeval.outline import load_outlines
+from replay.reporting.report import summarize
 from tests.replay.answers import NOTHING, answer, shown_code
 from tests.replay.test_runner import run_with_reader
 
@@ -132,7 +132,7 @@ def test_full_drops_turns_and_items_in_a_bounded_window(long_runs):
 def test_the_report_puts_fulls_volume_next_to_the_papers(long_runs):
     from rich.console import Console
 
-    from replay.report import table, volume
+    from replay.reporting.report import table, volume
 
     [unbounded], [bounded], _ = long_runs
     said = volume(summarize([bounded]))

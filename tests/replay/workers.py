@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from replay.cli import DEMO
-from replay.prepare import find_function
+from replay.cli.main import DEMO
+from replay.locoeval.prepare import find_function
 
 
 def _original(path: str, qualname: str) -> str:
@@ -62,7 +62,7 @@ _READER: list[Any] = []
 
 def reader_model() -> None:
     """The context-reading scripted model of ``tests/replay/reader.py`` over the demo."""
-    from replay.outline import load_outlines
+    from replay.locoeval.outline import load_outlines
     from tests.conftest import SCRIPT, _register_scripted
     from tests.replay.reader import ContextReader
 
@@ -75,7 +75,7 @@ def reader_model() -> None:
 
 def experience_model() -> None:
     """The experience chains' context-reading scripted model over the demo."""
-    from replay.experience import load_experience
+    from replay.swecontext.experience import load_experience
     from tests.conftest import SCRIPT, _register_scripted
     from tests.replay.experience_reader import ExperienceReader
 

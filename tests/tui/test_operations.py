@@ -134,7 +134,7 @@ async def test_palette_offers_no_ab_of_a_backend_against_itself(app_factory, scr
 
 async def test_the_session_record_names_the_repository_from_the_start(app_factory, demo_repo):
     from memory import _git
-    from replay.sources import load_recorded
+    from replay.sessions.source import load_recorded
 
     app = app_factory()
     async with app.run_test(size=(120, 40)) as pilot:

@@ -1,0 +1,218 @@
+"""A benchmark behind one small interface, and the registry that finds them.
+
+A benchmark is what Inspect calls a task (a dataset, a solver, a scorer) kept in one folder
+as lm-evaluation-harness keeps each of its tasks: here, one package under ``replay/`` with a
+``Benchmark`` object that says
+
+- which files or folders hold its sources (``claims``: 0 not mine, 1 maybe, 2 surely;
+  the surest claim wins, ties go to the first registered) and how to read them (``load``);
+- which sources are its own (``owns``) and what kind their result rows have (``kind``);
+- whether a source's pairs share a prepared copy of its repository (``prepared``), and
+  why a source cannot run at all (``problem``: checked before anything is written);
+- any backend of its own (``backend``: LoCoEval's oracle, LongCodeQA's whole repository);
+- how one (source, backend) pair is driven and scored into its result row (``drive``);
+- its own tables in the run's report (``report``: rich renderables, in registry order).
+
+Building sources from a repository (``engram replay build``, ``qa_build``,
+``experience_build``) stays with each benchmark's package, reached from the CLI.
+
+Benchmarks are found through the entry-point group ``engram.benchmarks`` (``name =
+"module:attr"``, the attribute a Benchmark object or a class made without arguments);
+engram's own are registered there too (pyproject.toml) and in ``BUILTINS`` for a source
+tree that is not installed. Listing names imports nothing; a benchmark's module is
+imported when a source is probed or driven.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from memory.agent import Agent
+    from memory.backends import BackendEnv
+    from memory.repo import RepoIndex
+    from replay.core.runner import Replay
+
+GROUP = "engram.benchmarks"
+
+# The same table as pyproject.toml's entry points, in the order ties are broken.
+BUILTINS: dict[str, str] = {
+    "sessions": "replay.sessions.benchmark:BENCHMARK",
+    "swecontext": "replay.swecontext.benchmark:BENCHMARK",
+    "longcodeqa": "replay.longcodeqa.benchmark:BENCHMARK",
+    "locoeval": "replay.locoeval.benchmark:BENCHMARK",
+    "codeif": "replay.codeif.benchmark:BENCHMARK",
+}
+
+Tick = Callable[[int, int], None]  # (done, total) of one pair
+
+
+class BenchmarkError(RuntimeError):
+    """A registered benchmark that cannot be imported, or a source no benchmark owns."""
+
+
+_UNREAD = object()
+
+
+@dataclass
+class Probe:
+    """What a path holds, read once for every benchmark's ``claims``: ``data`` is the parsed
+    JSON of a file that is not ``.jsonl`` (``error`` says why not, if it could not be
+    read), ``head`` the first record of a ``.jsonl`` file ({} if that is not JSON)."""
+
+    path: Path
+    error: str | None = None
+    _data: Any = field(default=_UNREAD, repr=False)
+
+    @property
+    def is_dir(self) -> bool:
+        return self.path.is_dir()
+
+    @property
+    def suffix(self) -> str:
+        return self.path.suffix
+
+    @cached_property
+    def data(self) -> Any:
+        if self.is_dir or self.suffix == ".jsonl":
+            return None
+        try:
+            return json.loads(self.path.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            self.error = f"{self.path}: cannot read: {exc}"
+            return None
+
+    @cached_property
+    def head(self) -> Any:
+        if self.is_dir or self.suffix != ".jsonl":
+            return None
+        text = self.path.read_text("utf-8")
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        try:
+            return json.loads(first)
+        except json.JSONDecodeError:
+            return {}
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    name: str
+
+    def claims(self, probe: Probe) -> int: ...
+
+    def load(self, path: Path) -> list[Any]: ...
+
+    def owns(self, source: Any) -> bool: ...
+
+    def kind(self, source: Any) -> str: ...
+
+    def prepared(self, source: Any) -> bool: ...
+
+    def problem(self, replay: Replay, source: Any) -> str | None: ...
+
+    def backend(self, name: str, env: BackendEnv, source: Any) -> Any | None: ...
+
+    async def drive(self, replay: Replay, source: Any, name: str, repo: RepoIndex | None,
+                    result: dict[str, Any], tick: Tick) -> Agent | None: ...
+
+    def report(self, summary: dict[str, Any]) -> list[Any]: ...
+
+
+class BaseBenchmark:
+    """Defaults for the optional parts: no shared repository, no problem, no own backend,
+    no report rows of its own, rows of kind ``name``."""
+
+    name = "benchmark"
+
+    def kind(self, source: Any) -> str:
+        return str(getattr(source, "kind", self.name))
+
+    def prepared(self, source: Any) -> bool:
+        return False
+
+    def problem(self, replay: Replay, source: Any) -> str | None:
+        return None
+
+    def backend(self, name: str, env: BackendEnv, source: Any) -> Any | None:
+        return None
+
+    def report(self, summary: dict[str, Any]) -> list[Any]:
+        return []
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    name: str
+    target: str  # "module:attr"
+    origin: str  # the distribution that registered it
+
+
+class Benchmarks:
+    """Benchmark names -> specs, discovered once; the objects made on first use."""
+
+    def __init__(self, group: str = GROUP) -> None:
+        self.group = group
+        self._specs: dict[str, BenchmarkSpec] | None = None
+        self._made: dict[str, Benchmark] = {}
+
+    def specs(self) -> dict[str, BenchmarkSpec]:
+        if self._specs is None:
+            specs = {name: BenchmarkSpec(name, target, "engram")
+                     for name, target in BUILTINS.items()}
+            for ep in sorted(entry_points(group=self.group), key=lambda e: e.name):
+                dist = getattr(getattr(ep, "dist", None), "name", "?") or "?"
+                if ep.name not in specs:  # a built-in's name is never taken over
+                    specs[ep.name] = BenchmarkSpec(ep.name, ep.value, dist)
+            self._specs = specs
+        return self._specs
+
+    def names(self) -> list[str]:
+        return list(self.specs())
+
+    def get(self, name: str) -> Benchmark:
+        if name not in self._made:
+            spec = self.specs().get(name)
+            if spec is None:
+                raise BenchmarkError(f"unknown benchmark {name!r}; known: "
+                                     f"{', '.join(self.names())}")
+            module, _, attr = spec.target.partition(":")
+            try:
+                found = getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError) as exc:
+                raise BenchmarkError(f"benchmark {name!r} ({spec.target}, from {spec.origin}) "
+                                     f"cannot be loaded: {exc}") from exc
+            made = found() if isinstance(found, type) else found
+            if not isinstance(made, Benchmark):
+                raise BenchmarkError(f"benchmark {name!r} ({spec.target}) is not a Benchmark")
+            self._made[name] = made
+        return self._made[name]
+
+    def all(self) -> list[Benchmark]:
+        return [self.get(name) for name in self.names()]
+
+    def claim(self, path: Path) -> tuple[Benchmark | None, Probe]:
+        """The benchmark surest to read ``path`` (None: nobody's), and the probe."""
+        probe = Probe(Path(path))
+        best, sure = None, 0
+        for bench in self.all():
+            level = bench.claims(probe)
+            if level > sure:
+                best, sure = bench, level
+        return best, probe
+
+    def of(self, source: Any) -> Benchmark:
+        """The benchmark a loaded source belongs to."""
+        for bench in self.all():
+            if bench.owns(source):
+                return bench
+        raise BenchmarkError(f"no benchmark owns a {type(source).__name__} source")
+
+
+benchmarks = Benchmarks()

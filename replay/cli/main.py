@@ -1,0 +1,415 @@
+"""``engram replay SOURCE --backends a,b,...``: re-drive a source, score, report.
+
+Reached from the ``engram`` command through the entry-point group
+``engram.commands`` (the TUI package never imports replay).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from memory.redact import install_log_redaction, redact
+from replay.locoeval import DEMO
+
+EXIT_USAGE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="engram replay",
+        epilog="Also: engram replay demo [qa|experience] [options] (the bundled benchmark); "
+               "engram replay build REPO --targets FILE --out DIR (outlines); "
+               "engram replay score ANSWERS --tasks FILE (grade answers, no model); "
+               "engram replay report RUN_DIR [RUN_DIR...] (merge runs: tables, charts, HTML).",
+        description="Re-drive a recorded transcript, a LoCoEval-style outline (or a folder "
+                    "of them), an iterative task file (CodeIF-Bench JSONL), a question file "
+                    "(LongCodeQA) or a task-chain file (SWE-ContextBench) against memory "
+                    "backends, and score them.")
+    parser.add_argument("source", type=Path)
+    parser.add_argument("--backends", default="full,empty,rag",
+                        help="comma-separated backend names (oracle: outlines only)")
+    parser.add_argument("--model", default=None,
+                        help="answer model (any litellm string or a config alias)")
+    _model_arguments(parser)
+    parser.add_argument("--mock-user", choices=["template", "llm"], default=None,
+                        help="who voices outline queries: template (deterministic, no LLM) "
+                             "or llm (LoCoEval's mock user); default: llm with any model "
+                             "but the embedded local/ one, template offline")
+    parser.add_argument("--user-model", default=None,
+                        help="the LLM mock user's model (default: --model)")
+    parser.add_argument("--reference-queries", type=Path, default=None, metavar="FILE",
+                        help="real developer questions (one per line, or JSONL with a "
+                             "\"query\" field): the LLM mock user gets one of the 10 most "
+                             "similar as a style reference (LoCoEval); skipped without it")
+    parser.add_argument("--revision-cues", type=_rate, default=0.0, metavar="RATE",
+                        help="share of the items replacing an earlier version that the mock "
+                             "user voices with a cue ('Actually, ...'); default 0: only the "
+                             "order tells, LoCoEval's condition")
+    parser.add_argument("--judge", choices=["embed", "llm"], default="embed",
+                        help="set matching for F1 tasks: embed (MiniLM cosine, offline) or "
+                             "llm (needs --judge-model, or uses --model)")
+    parser.add_argument("--judge-model", default=None, help="the LLM judge's model")
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="cosine threshold of the embed judge")
+    parser.add_argument("--repo", type=Path, default=None,
+                        help="the repository outlines refer to (default: the outline's repo)")
+    parser.add_argument("--out", default=None,
+                        help="run folder: a path or an fsspec URL (s3://bucket/run, ...)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="pairs in flight at once (Ray tasks with --executor ray)")
+    parser.add_argument("--executor", choices=["local", "ray"], default="local",
+                        help="local: pairs run in this process (the reference); ray: each "
+                             "pair a Ray task (pip install 'engram[ray]')")
+    parser.add_argument("--ray-address", default=None, metavar="ADDR",
+                        help="the Ray cluster to use (default: start a local instance)")
+    parser.add_argument("--ray-cpus-per-task", type=float, default=1.0, metavar="C",
+                        help="Ray's CPU request per pair task; below 1 packs several "
+                             "LLM-bound pairs on a CPU (default 1)")
+    parser.add_argument("--store-uri", default=None, metavar="URI",
+                        help="where the pairs' memory stores (LanceDB) go: a path or an "
+                             "object-store URI every worker can reach, one folder per pair "
+                             "and run (default: each worker's temp folder)")
+    parser.add_argument("--budget-usd", type=float, default=None, metavar="X",
+                        help="stop launching pairs once the projected cost would pass X "
+                             "dollars (litellm's prices; pairs on record count)")
+    parser.add_argument("--rpm", action="append", default=[], metavar="[MODEL=]N",
+                        help="at most N calls per minute per model (MODEL=N: that model), "
+                             "held across all workers; repeatable")
+    parser.add_argument("--resume", action="store_true",
+                        help="skip (source, backend) pairs the run folder has finished")
+    parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    parser.add_argument("--max-tokens", type=int, default=512, help="cap on each answer")
+    parser.add_argument("--window", type=_window, default=None, metavar="TOKENS",
+                        help="the model window every budget is cut from: full drops its "
+                             "oldest turns past it, every backend packs within it (e.g. "
+                             "32768); 0: unbounded; default: the model's own")
+    parser.add_argument("--test-timeout", type=float, default=None,
+                        help="seconds per sandboxed test run (default: 60 for outline "
+                             "tests, 10 for an iterative turn's tests)")
+    parser.add_argument("--iterative-mode", choices=["all", "category", "cumulative"],
+                        default="all",
+                        help="tests grading an iterative turn: all (every test so far), or "
+                             "CodeIF-Bench's category / cumulative modes")
+    parser.add_argument("--code-prep", choices=["engram", "codeif"], default="engram",
+                        help="code taken from an iterative answer: engram (every fenced "
+                             "block) or codeif (the benchmark's: first ```python block, "
+                             "indented docstrings and blank lines stripped)")
+    parser.add_argument("--experience-settings", default=None, metavar="A,B",
+                        help="task-chain sources: which of SWE-ContextBench's settings to run "
+                             "(none, free, oracle, free-summary, oracle-summary; default all)")
+    parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
+                        help="a backend hyperparameter, repeatable (e.g. compact_turns=6; "
+                             "`engram backends` lists them)")
+    parser.add_argument("--samples", type=_samples, default=1, metavar="N",
+                        help="answers drawn per iterative turn and per generation task, at "
+                             "temperature 0.8 when N > 1: pass@k by the unbiased estimator "
+                             "(k = 1 and N; default 1: one answer at temperature 0)")
+    return parser
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], not {value}")
+    return value
+
+
+def _model_arguments(parser: argparse.ArgumentParser) -> None:
+    from memory.models import FORCEABLE
+
+    parser.add_argument("--api-base", default=None, metavar="URL",
+                        help="the OpenAI-compatible server of the models, e.g. "
+                             "http://localhost:8000/v1 (default: $ENGRAM_API_BASE)")
+    parser.add_argument("--structured", default=None, choices=FORCEABLE, metavar="MODE",
+                        help="force a structured-output mode (" + ", ".join(FORCEABLE)
+                             + "); default: the strongest the endpoint accepts")
+
+
+def _window(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (unbounded) or a number of tokens, "
+                                         f"not {value}")
+    return value
+
+
+def _samples(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from memory.backends import registry
+    from memory.backends.options import parse_options
+    from memory.llm import default_model
+    from replay.codeif._codeif import IterativeOptions
+    from replay.core.runner import ReplayConfig
+    from replay.locoeval.judge import THRESHOLD
+    from replay.locoeval.mockuser import choose_user
+    from replay.sandbox.sandbox import Limits
+    from replay.swecontext.experience import SETTINGS
+    from replay.swecontext.experience_run import check_settings
+
+    user = choose_user(args.mock_user, args.model or default_model(), args.user_model)
+    from replay.core.ratelimit import parse_rpm
+
+    settings = check_settings([s.strip() for s in args.experience_settings.split(",")
+                               if s.strip()]) if args.experience_settings else SETTINGS
+    out = args.out or Path("replay-runs") / f"{args.source.stem}"
+    return ReplayConfig(
+        backends=[b.strip() for b in args.backends.split(",") if b.strip()],
+        model=args.model or default_model(), out=out, repo=args.repo, seed=args.seed,
+        concurrency=args.concurrency, resume=args.resume, limit=args.limit,
+        max_tokens=args.max_tokens,
+        judge_threshold=args.threshold if args.threshold is not None else THRESHOLD,
+        limits=Limits(timeout=args.test_timeout or 60.0),
+        iterative_limits=Limits(timeout=args.test_timeout or 10.0),
+        iterative=IterativeOptions(args.iterative_mode, args.code_prep),
+        mock_user=user.kind, mock_user_why=user.why, user_model=user.model,
+        reference_queries=args.reference_queries, revision_cues=args.revision_cues,
+        judge_model=args.judge_model or (args.model or default_model()
+                                         if args.judge == "llm" else None),
+        backend_options=parse_options(args.backend_opt, registry.names()),
+        executor=args.executor, ray_address=args.ray_address,
+        ray_cpus_per_task=args.ray_cpus_per_task, budget_usd=args.budget_usd,
+        store_uri=args.store_uri,
+        rate_limits=parse_rpm(args.rpm), experience_settings=settings,
+        samples=args.samples, window=args.window,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from memory.backends.options import BackendOptionError
+    from memory.llm import LLMError, check_model
+    from replay.core.cost import pricing
+    from replay.core.errors import SourceError
+    from replay.core.executors import ExecutorError
+    from replay.core.output import OutputError
+    from replay.core.runner import Replay, ReplayError
+    from replay.core.sources import load_source
+    from replay.reporting.report import summarize, table, write_results
+
+    console = Console(stderr=True)
+    try:
+        from memory.models import use_cli_settings
+
+        use_cli_settings(args.api_base, args.structured)  # every model call, workers too
+        config = _config(args)
+    except (BackendOptionError, ValueError) as exc:
+        console.print(f"engram replay: {exc}", markup=False)
+        return EXIT_USAGE
+    try:
+        for model in {config.model, config.user_model, config.judge_model} - {None}:
+            check_model(model)  # type: ignore[arg-type]
+        if config.reference_queries is not None:
+            from replay.locoeval.llmuser import load_reference_queries
+
+            load_reference_queries(config.reference_queries)  # fail before the run
+        sources = load_source(args.source)
+    except (SourceError, LLMError, ValueError) as exc:
+        console.print(f"engram replay: {redact(str(exc))}", markup=False)
+        return EXIT_USAGE
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=console, transient=False) as bars:
+        tasks: dict[str, Any] = {}
+
+        def progress(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bars.add_task(label, total=total)
+            bars.update(tasks[label], completed=done, total=total)
+
+        try:
+            replay = Replay(config, progress=progress)
+        except (ReplayError, OutputError) as exc:
+            console.print(f"engram replay: {redact(str(exc))}", markup=False)
+            return EXIT_USAGE
+        try:
+            pairs = asyncio.run(replay.run(sources))
+        except (ReplayError, ExecutorError) as exc:  # found before any pair runs
+            console.print(f"engram replay: {redact(str(exc))}", markup=False)
+            return EXIT_USAGE
+        finally:
+            replay.close()
+    settings = {k: str(v) for k, v in vars(args).items()}
+    from replay.locoeval.mockuser import user_label
+
+    settings["mock_user"] = user_label(config.mock_user, config.mock_user_why)
+    settings["user_model"] = str(config.user_model)
+    models = [config.model, config.judge_model,
+              config.user_model if config.mock_user == "llm" else None]
+    extra: dict[str, Any] = {"pricing": {m: pricing(m) for m in dict.fromkeys(models) if m}}
+    if replay.budget is not None and replay.budget.report() is not None:
+        extra["budget"] = replay.budget.report()
+    path = write_results(replay.output, pairs, settings, **extra)
+    summary = {**summarize(pairs), **extra}
+    Console().print(table(summary))
+    from replay.reporting.chart import chart_png
+
+    chart = None
+    try:
+        png = chart_png(summary)
+        if png is not None:
+            chart = replay.output.write_bytes(png, "chart.png")
+    except Exception as exc:  # a chart is a nicety: the results are written already
+        console.print(f"no chart: {type(exc).__name__}: {exc}")
+    errors = [p for p in pairs if p.get("error")]
+    for row in errors:
+        console.print(f"{row['source']} · {row['backend']}: {redact(str(row['error']))}",
+                      style="red", markup=False)
+    voiced = [p for p in pairs if p.get("mock_user")]  # outlines: which mock user ran
+    if voiced:
+        skipped = {str(p.get("reference_queries")) for p in voiced
+                   if str(p.get("reference_queries")).startswith("skipped")}
+        console.print(f"mock user: {', '.join(sorted({p['mock_user'] for p in voiced}))}; "
+                      "reference queries: " + (", ".join(sorted(skipped)) if skipped else
+                                               f"from {config.reference_queries}"))
+    console.print(f"results: {path}  conversations: {replay.output.url('conversations')}"
+                  + (f"  chart: {chart}" if chart else ""))
+    return 1 if errors else 0
+
+
+# ``engram replay demo [qa|experience]``: the bundled sources on the demo repository
+DEMO_SOURCES = {"outlines": "outlines", "qa": "qa/inventory-qa.json",
+                "experience": "experience/inventory-chains.json"}
+
+
+def build_command_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="engram replay build",
+        description="Build LoCoEval-style outlines from target functions that have tests.")
+    parser.add_argument("repo", type=Path)
+    parser.add_argument("--targets", type=Path, default=None,
+                        help='JSON: [{"location": "path::Qual.name", "tests": ["node id"]}] '
+                             "(outlines and --experience chains)")
+    parser.add_argument("--qa", action="store_true",
+                        help="write LongCodeQA-style questions from the repository's own facts "
+                             "(raises, defines, parameter defaults); with --model, drop those "
+                             "the model answers without context")
+    parser.add_argument("--experience", action="store_true",
+                        help="write SWE-ContextBench-style task chains from --targets")
+    parser.add_argument("--out", type=Path, required=True, help="folder for the outlines")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--count", type=int, default=None,
+                        help="outlines to build (default 8, k = 1..4 in turn; with --grid 16)")
+    parser.add_argument("--grid", action="store_true",
+                        help="the paper's even grid: 4 intervals of l in [30, 70) x k = 1..4, "
+                             "both subsets for every k")
+    parser.add_argument("--model", default=None,
+                        help="with this model: describe each target's core functionality, "
+                             "rewrite distractors, and try generation in sample selection "
+                             "(default: docstrings, templates, reader-free selection only)")
+    _model_arguments(parser)
+    return parser
+
+
+def build(argv: list[str]) -> int:
+    import os
+
+    from replay.locoeval._select import BuildRun, summary
+    from replay.locoeval.build import BuildError, load_targets
+
+    parser = build_command_parser()
+    args = parser.parse_args(argv)
+    try:
+        from memory.llm import LLMError, check_model
+        from memory.models import use_cli_settings
+
+        use_cli_settings(args.api_base, args.structured)
+        if args.model:
+            check_model(args.model)
+    except (LLMError, ValueError) as exc:
+        print(f"engram replay build: {redact(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.qa:
+        return build_qa_file(args)
+    if args.targets is None:
+        parser.error("--targets is required (except with --qa)")
+    if args.experience:
+        from replay.swecontext.experience_build import main as build_chains
+
+        return build_chains(args)
+    try:
+        targets = load_targets(args.targets)
+        ref = os.path.relpath(args.repo.resolve(), args.out.resolve())
+        count = args.count if args.count is not None else (16 if args.grid else 8)
+        report = BuildRun(args.repo, targets, args.out, seed=args.seed, count=count,
+                          grid=args.grid, model=args.model, repo_ref=ref).run()
+    except (BuildError, OSError, ValueError) as exc:
+        print(f"engram replay build: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print("\n".join(summary(report)))
+    print(f"build report: {args.out / 'build-report.json'}")
+    return 0
+
+
+def build_qa_file(args: argparse.Namespace) -> int:
+    """``engram replay build REPO --qa --out DIR``: one question file in DIR."""
+    import json
+    import os
+
+    from memory.llm import LLMError
+    from replay.longcodeqa.qa import as_json
+    from replay.longcodeqa.qa_build import build_qa
+
+    if not args.repo.is_dir():
+        print(f"engram replay build: {args.repo}: not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    args.out.mkdir(parents=True, exist_ok=True)
+    ref = os.path.relpath(args.repo.resolve(), args.out.resolve())
+    try:
+        qa, report = build_qa(args.repo, seed=args.seed, count=args.count or 20,
+                              model=args.model, repo_ref=ref)
+    except (LLMError, OSError, ValueError) as exc:
+        print(f"engram replay build: {redact(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    path = args.out / f"{qa.id}.json"
+    path.write_text(json.dumps(as_json(qa, report), indent=2) + "\n")
+    checked = report["contamination_filter"]
+    said = checked if isinstance(checked, str) else \
+        f"{len(checked['dropped'])} answered without context by {checked['model']}, dropped"
+    print(f"{report['kept']} questions ({report['built']} built; contamination filter: "
+          f"{said}): {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    install_log_redaction()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["build"]:
+        return build(argv[1:])
+    if argv[:1] == ["report"]:  # runs merged: results.json, tables, charts, an HTML page
+        from replay.reporting.merge import main as report
+
+        return report(argv[1:])
+    if argv[:1] == ["score"]:  # answers produced elsewhere, graded without any model
+        from replay.codeif.score import main as score
+
+        return score(argv[1:])
+    if argv[:1] == ["demo"]:  # the bundled benchmark: its outlines on its repository
+        rest = argv[1:]
+        which = rest.pop(0) if rest[:1] and rest[0] in DEMO_SOURCES else "outlines"
+        if "--out" not in rest:
+            rest += ["--out", str(Path("replay-runs") / ("demo" if which == "outlines"
+                                                         else f"demo-{which}"))]
+        argv = [str(DEMO / DEMO_SOURCES[which]), "--repo", str(DEMO / "inventory"), *rest]
+    args = build_parser().parse_args(argv)
+    return run(args)

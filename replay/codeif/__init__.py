@@ -1,0 +1,1 @@
+"""CodeIF-Bench-style iterative instructions with per-turn tests."""

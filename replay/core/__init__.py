@@ -1,0 +1,1 @@
+"""The machinery every benchmark shares: the run loop, executors, cost, output."""

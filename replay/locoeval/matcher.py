@@ -1,0 +1,173 @@
+"""The offline matcher: does a statement say the same as a reference item? (MiniLM cosine)
+
+A statement matches a reference when
+- their cosine is at least the threshold,
+- the reference is the nearest of the references it is compared with (so "reuse
+  ``parse_price``" does not also match "reuse ``quantize_cents``"), and
+- it is strictly closer to the reference than to each of the reference's rivals: the
+  distractors of the same unit ("must raise" vs "must not raise" share almost every
+  word; cosine alone cannot tell them apart, the nearer of the two can).
+
+The same matcher drives the offline F1 judge and the reader-free context metrics, and
+its accuracy on an outline's own truth/distractor pairs is reported with every run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memory.embed import Embedder
+
+if TYPE_CHECKING:
+    from memory.types import ContextPack
+    from replay.locoeval.outline import Outline, Sample
+
+THRESHOLD = 0.75
+TIE = 1e-6  # two references this close to a statement are both its nearest
+_MARKER = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
+
+
+def _unit_vectors(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+
+
+@dataclass
+class EmbedMatcher:
+    embedder: Embedder
+    threshold: float = THRESHOLD
+
+    def relation(self, predicted: Sequence[str], references: Sequence[str],
+                 rivals: Sequence[Sequence[str]] | None = None,
+                 decoys: Sequence[str] = ()) -> set[tuple[int, int]]:
+        """The pairs (i, j) where ``predicted[i]`` matches ``references[j]``;
+        ``rivals[j]`` are the texts reference j must beat (its unit's distractors);
+        ``decoys`` take part in "nearest" but are never matched (the other items of the
+        outline: a statement about another sample's item is not about this one's)."""
+        if not predicted or not references:
+            return set()
+        rivals = rivals or [()] * len(references)
+        rival_texts = list(dict.fromkeys(t for group in rivals for t in group))
+        texts = list(dict.fromkeys([*predicted, *references, *rival_texts, *decoys]))
+        where = {t: n for n, t in enumerate(texts)}
+        vectors = _unit_vectors(self.embedder, texts)
+        pred = vectors[[where[p] for p in predicted]]
+        # einsum, not @: see memory.embed.cosine (OpenBLAS threads slow MiniLM after)
+        sims = np.einsum("ij,kj->ik", pred, vectors)
+        ref_cols = [where[r] for r in references]
+        ref_sims = sims[:, ref_cols]
+        nearest = sims[:, list(dict.fromkeys([*ref_cols, *(where[d] for d in decoys)]))].max(
+            axis=1)
+        out: set[tuple[int, int]] = set()
+        for j, group in enumerate(rivals):
+            cols = [where[t] for t in group if t != references[j]]
+            beat = sims[:, cols].max(axis=1) if cols else np.full(len(predicted), -2.0)
+            for i in range(len(predicted)):
+                value = ref_sims[i, j]
+                if value >= self.threshold and value >= nearest[i] - TIE and value > beat[i]:
+                    out.add((i, j))
+        return out
+
+
+# -- the judge's accuracy on an outline's own truth/distractor pairs ------------------------
+def restated(text: str) -> str:
+    """A plain restatement of an item, as a model might write it: no markdown, lower case."""
+    plain = " ".join(text.replace("`", "").replace("*", "").split()).rstrip(".")
+    return plain[:1].lower() + plain[1:]
+
+
+def unit_pairs(outline: Outline) -> list[tuple[str, str]]:
+    """(truth text, distractor text) for each distractor of each unit of the outline."""
+    pairs = []
+    for sample in outline.samples:
+        for item in sample.items:
+            if item.truth:
+                continue
+            for true in sample.items:
+                if true.truth and true.unit == item.unit and true.text != item.text:
+                    pairs.append((true.text, item.text))
+    return pairs
+
+
+Check = tuple[str, str, str, bool]  # (statement, true item, its distractor, should match)
+
+
+def pair_checks(pairs: list[tuple[str, str]]) -> list[Check]:
+    """The checks of each pair (t, d), verbatim and restated: t's text must match t (over
+    its rival d), d's text must not."""
+    checks: list[Check] = []
+    for true, stale in pairs:
+        for form in (str, restated):
+            checks.append((form(true), true, stale, True))
+            checks.append((form(stale), true, stale, False))
+    return checks
+
+
+# -- reader-free context metrics -------------------------------------------------------------
+def statements(text: str) -> list[str]:
+    """The statements of a context: its lines, list markers stripped (one fact per line, as
+    the mock user says items and memories are shown). Lines are not cut into sentences: a
+    stale "Scratch that: ... Not: <the true text>" would otherwise yield the truth."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = _MARKER.sub("", line).strip()
+        if len(line) >= 8 and not line.startswith("```"):
+            out.append(line)
+    return list(dict.fromkeys(out))
+
+
+def context_metrics(matcher: EmbedMatcher, sample: Sample, pack: ContextPack,
+                    others: Sequence[str] = ()) -> tuple[float, float]:
+    """(recall of the sample's true items, share of stale items among the items present)
+    in ``pack``: an item is present when some statement of the pack matches it, over the
+    other items of the sample (each item's rivals: the other items of its unit) and
+    ``others`` (the other samples' items, as decoys)."""
+    items = list(sample.items)
+    said = statements("\n".join(s.text for s in pack.sections if s.kind != "system"))
+    rivals = [[o.text for o in items if o.unit == i.unit and o is not i] for i in items]
+    found = {j for _, j in matcher.relation(said, [i.text for i in items], rivals, others)}
+    true = [j for j, i in enumerate(items) if i.truth]
+    stale = [j for j, i in enumerate(items) if not i.truth]
+    hits_true = sum(1 for j in true if j in found)
+    hits_stale = sum(1 for j in stale if j in found)
+    recall = hits_true / len(true) if true else 1.0
+    shown = hits_true + hits_stale
+    return recall, (hits_stale / shown if shown else 0.0)
+
+
+class TaskPacks:
+    """The ContextPack of each question an agent answers without committing (the task
+    queries), by query text: what the reader-free context metrics look at.
+
+    It wraps ``agent.answer_with`` on that one agent instance; nothing else changes."""
+
+    def __init__(self, agent: Any) -> None:
+        self.packs: dict[str, ContextPack] = {}
+        inner = agent.answer_with
+
+        async def answer_with(backend: Any, query: str, on_token: Any = None) -> Any:
+            agent.last_pack = None
+            turn = await inner(backend, query, on_token)
+            if agent.last_pack is not None:
+                self.packs[query] = agent.last_pack
+            return turn
+
+        agent.answer_with = answer_with
+
+    def metrics(self, matcher: EmbedMatcher, outline: Outline) -> dict[str, dict[str, float]]:
+        """Recall and stale share per generation task, by ``matcher`` (the exact-text values
+        that ``replay.locoeval.tasks`` computes are kept beside, as ``*_exact``, by the caller)."""
+        recall: dict[str, float] = {}
+        stale: dict[str, float] = {}
+        for sample_id, query in outline.tasks.generate.items():
+            pack = self.packs.get(query)
+            if pack is not None:
+                others = [i.text for s in outline.samples if s.id != sample_id for i in s.items]
+                recall[sample_id], stale[sample_id] = context_metrics(
+                    matcher, outline.sample(sample_id), pack, others)
+        return {"recall": recall, "stale": stale}

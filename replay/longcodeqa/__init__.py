@@ -1,0 +1,1 @@
+"""LongCodeQA-style multiple-choice questions about a repository."""

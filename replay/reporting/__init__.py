@@ -1,0 +1,1 @@
+"""Reports of finished runs: tables, charts, the HTML page, merged runs."""

@@ -1,0 +1,1 @@
+"""Where generated code and its tests run: the jail, the runner and its verdict."""

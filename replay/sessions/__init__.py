@@ -1,0 +1,1 @@
+"""Recorded sessions: engram's transcripts, Claude Code, Codex CLI and Aider sessions."""

@@ -1,0 +1,1 @@
+"""SWE-ContextBench-style chains: experience tasks, then related tasks."""

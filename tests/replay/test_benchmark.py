@@ -1,0 +1,131 @@
+"""A benchmark registered by a third party through the ``engram.benchmarks`` entry-point
+group (a fake installed distribution on ``sys.path``), run end to end by the CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from replay import benchmark
+from replay.benchmark import BUILTINS, Benchmark, BenchmarkError, Benchmarks
+from replay.cli.main import main
+from replay.core.sources import load_source
+from replay.locoeval import DEMO
+
+TOY = '''
+from dataclasses import dataclass
+from pathlib import Path
+
+from replay.benchmark import BaseBenchmark
+
+
+@dataclass(frozen=True)
+class ToySet:
+    id: str
+    questions: tuple
+    kind: str = "toy"
+
+
+class ToyBenchmark(BaseBenchmark):
+    name = "toy"
+
+    def claims(self, probe):
+        return 2 if probe.suffix == ".toy" else 0
+
+    def load(self, path):
+        lines = [x for x in Path(path).read_text().splitlines() if x.strip()]
+        return [ToySet(Path(path).stem, tuple(lines))]
+
+    def owns(self, source):
+        return isinstance(source, ToySet)
+
+    async def drive(self, replay, source, name, repo, result, tick):
+        agent = replay.agent(source, name, repo)
+        hits = 0
+        for n, question in enumerate(source.questions):
+            turn = await agent.ask(question)
+            hits += "42" in turn.assistant
+            tick(n + 1, len(source.questions))
+        result["toy"] = {"asked": len(source.questions), "hits": hits}
+        return agent
+
+    def report(self, summary):
+        from rich.text import Text
+        return [Text("toy benchmark: " + str(summary["pairs"]) + " pairs")]
+
+
+BENCHMARK = ToyBenchmark
+'''
+
+
+@pytest.fixture
+def toy_installed(tmp_path, monkeypatch):
+    """``toybench`` installed as a distribution whose entry point names its benchmark."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "toybench.py").write_text(TOY)
+    info = site / "toybench-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toybench\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[engram.benchmarks]\ntoy = toybench:BENCHMARK\n")
+    monkeypatch.syspath_prepend(str(site))
+    registry = benchmark.benchmarks  # the one every module asks: discovered afresh
+    monkeypatch.setattr(registry, "_specs", None)
+    monkeypatch.setattr(registry, "_made", {})
+    yield site
+    sys.modules.pop("toybench", None)
+
+
+def test_builtins_come_first_and_load_lazily():
+    found = Benchmarks()
+    assert found.names()[:len(BUILTINS)] == list(BUILTINS)
+    assert all(isinstance(found.get(name), Benchmark) for name in BUILTINS)
+    with pytest.raises(BenchmarkError, match="unknown benchmark 'nope'"):
+        found.get("nope")
+
+
+def test_the_demo_sources_go_to_their_benchmarks():
+    found = Benchmarks()
+    for path, name in ((DEMO / "outlines", "locoeval"),
+                       (DEMO / "qa" / "inventory-qa.json", "longcodeqa"),
+                       (DEMO / "experience" / "inventory-chains.json", "swecontext")):
+        bench, _ = found.claim(path)
+        assert bench is not None and bench.name == name, path
+        assert found.of(load_source(path)[0]).name == name
+
+
+def test_a_third_party_benchmark_runs_end_to_end(toy_installed, tmp_path, script, capsys):
+    assert "toy" in benchmark.benchmarks.names()
+    source = tmp_path / "quiz.toy"
+    source.write_text("What is six times seven?\nAnd the answer again?\n")
+    script.default = "It is 42."
+    out = tmp_path / "run"
+    code = main([str(source), "--backends", "full,empty", "--model", "scripted/t",
+                 "--out", str(out), "--max-tokens", "64"])
+    assert code == 0
+    rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert {r["backend"] for r in rows} == {"full", "empty"}
+    for row in rows:
+        assert row["kind"] == "toy" and row["error"] is None
+        assert row["toy"] == {"asked": 2, "hits": 2}
+        assert row["turns"] == 2 and row["tokens"] > 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["pairs"] == 2
+    assert "toy benchmark: 2 pairs" in capsys.readouterr().out
+    names = sorted(p.name for p in (out / "conversations").iterdir())
+    assert names == ["quiz__empty.jsonl", "quiz__full.jsonl"]
+
+
+def test_a_benchmark_that_cannot_load_is_a_clear_error(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    info = site / "broken-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[engram.benchmarks]\nbroken = nowhere:X\n")
+    monkeypatch.syspath_prepend(str(site))
+    found = Benchmarks()
+    with pytest.raises(BenchmarkError, match=r"'broken' .*nowhere:X, from broken"):
+        found.get("broken")
