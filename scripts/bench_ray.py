@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.backends import registry
 from memory.embed import get_embedder
-from replay.cli.main import DEMO
 from replay.core.rayexec import RayExecutor
 from replay.core.runner import Replay, ReplayConfig
+from replay.locoeval import DEMO
 from replay.locoeval.outline import load_outlines
 from tests.replay.workers import reader_model
 

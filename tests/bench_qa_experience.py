@@ -22,9 +22,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from replay.cli.main import DEMO
 from replay.core.runner import Replay, ReplayConfig
 from replay.core.sources import load_source
+from replay.locoeval import DEMO
 from replay.reporting.report import summarize
 from tests.conftest import SCRIPT, _register_scripted
 from tests.replay.experience_reader import ExperienceReader

@@ -33,8 +33,8 @@ from memory.backends import registry
 from memory.backends.options import parse_options
 from memory.embed import get_embedder
 from memory.llm import LLM, LLMConfig
-from replay.cli.main import DEMO
 from replay.core.runner import Replay, ReplayConfig
+from replay.locoeval import DEMO
 from replay.locoeval.outline import Outline, load_outlines, parse_outline, validate_rules
 from replay.reporting.report import summarize, volume
 from tests.conftest import SCRIPT, _register_scripted

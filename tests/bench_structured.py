@@ -25,8 +25,8 @@ from typing import Any
 
 from memory.embed import get_embedder
 from memory.llm import LLM
-from replay.cli.main import DEMO
 from replay.core.runner import Replay, ReplayConfig
+from replay.locoeval import DEMO
 from replay.locoeval.outline import Outline, load_outlines, parse_outline
 
 

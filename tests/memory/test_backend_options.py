@@ -67,7 +67,7 @@ def test_chat_passes_backend_options_to_the_backend(demo_repo, tmp_path, script,
 
 def test_an_unknown_option_stops_ask_and_replay_before_anything_runs(demo_repo, tmp_path,
                                                                      capsys):
-    from replay.cli.main import main as replay_main
+    from replay.cli.command import main as replay_main
 
     code = main(["ask", "hi", "--repo", str(demo_repo), "--backend-opt", "nope=1",
                  "--data-dir", str(tmp_path / "d")])

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from replay.cli.main import DEMO
+from replay.locoeval import DEMO
 from replay.locoeval.prepare import find_function
 
 

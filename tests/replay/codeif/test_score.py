@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from replay.cli.main import main
+from replay.cli.command import main
 from replay.codeif.score import load_answers
 from replay.codeif.source import load_iterative
 
-FIXTURE = Path(__file__).parent / "fixtures" / "codeif"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "codeif"
 PUBLISHED = "multi_round/handmade/handmade03.jsonl"
 OWN = "own/answers.jsonl"
 EXPECTED = json.loads((FIXTURE / "expected.json").read_text())

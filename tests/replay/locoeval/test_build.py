@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from replay.cli.main import DEMO
+from replay.locoeval import DEMO
 from replay.locoeval._select import BuildRun, check_target
 from replay.locoeval.build import (
     L_BINS,
@@ -202,7 +202,7 @@ def load_targets_from(tmp_path, rows):
 
 
 def test_builder_cli_writes_outlines_and_a_report(tmp_path, capsys):
-    from replay.cli.main import main
+    from replay.cli.command import main
 
     assert main(["build", str(REPO), "--targets", str(DEMO / "targets.json"),
                  "--out", str(tmp_path), "--count", "4", "--seed", "9"]) == 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import re
 
-from replay.cli.main import DEMO
+from replay.locoeval import DEMO
 from replay.locoeval._analyse import Target, analyse
 from replay.locoeval._prose import cut, doc_sentences, split_sentences
 from replay.locoeval.build import load_targets, repo_facts, sample_items

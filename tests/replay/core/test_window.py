@@ -8,13 +8,13 @@ import json
 import pytest
 
 from memory.llm import FALLBACK_WINDOW
-from replay.cli.main import DEMO, build_parser
+from replay.cli.command import DEMO, build_parser
 from replay.core.runner import ReplayConfig, ReplayError
 from replay.core.window import UNBOUNDED, answer_llm, window_tokens
 from replay.locoeval.outline import load_outlines
 from replay.reporting.report import summarize
 from tests.replay.answers import NOTHING, answer, shown_code
-from tests.replay.test_runner import run_with_reader
+from tests.replay.core.test_runner import run_with_reader
 
 LONG = "inventory-13-k1-sh"  # 69 queries: the demo's longest outline
 BOUNDED = 32768  # a window full must outgrow (the bench's bounded condition)

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import ray
 
-from replay.cli.main import DEMO
 from replay.core.ratelimit import RateLimiter, RateLimits
 from replay.core.rayexec import LimiterActor, RayExecutor, actor_gate
 from replay.core.runner import Replay, ReplayConfig
+from replay.locoeval import DEMO
 from replay.locoeval.outline import load_outlines
 from tests.replay.workers import demo_model, demo_reply, stamping_model
 

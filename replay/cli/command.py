@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from memory.redact import install_log_redaction, redact
+from replay.cli.args import EXIT_USAGE, model_arguments
+from replay.cli.build import build
 from replay.locoeval import DEMO
-
-EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="comma-separated backend names (oracle: outlines only)")
     parser.add_argument("--model", default=None,
                         help="answer model (any litellm string or a config alias)")
-    _model_arguments(parser)
+    model_arguments(parser)
     parser.add_argument("--mock-user", choices=["template", "llm"], default=None,
                         help="who voices outline queries: template (deterministic, no LLM) "
                              "or llm (LoCoEval's mock user); default: llm with any model "
@@ -120,17 +120,6 @@ def _rate(text: str) -> float:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must be in [0, 1], not {value}")
     return value
-
-
-def _model_arguments(parser: argparse.ArgumentParser) -> None:
-    from memory.models import FORCEABLE
-
-    parser.add_argument("--api-base", default=None, metavar="URL",
-                        help="the OpenAI-compatible server of the models, e.g. "
-                             "http://localhost:8000/v1 (default: $ENGRAM_API_BASE)")
-    parser.add_argument("--structured", default=None, choices=FORCEABLE, metavar="MODE",
-                        help="force a structured-output mode (" + ", ".join(FORCEABLE)
-                             + "); default: the strongest the endpoint accepts")
 
 
 def _window(text: str) -> int:
@@ -290,105 +279,6 @@ def run(args: argparse.Namespace) -> int:
 # ``engram replay demo [qa|experience]``: the bundled sources on the demo repository
 DEMO_SOURCES = {"outlines": "outlines", "qa": "qa/inventory-qa.json",
                 "experience": "experience/inventory-chains.json"}
-
-
-def build_command_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="engram replay build",
-        description="Build LoCoEval-style outlines from target functions that have tests.")
-    parser.add_argument("repo", type=Path)
-    parser.add_argument("--targets", type=Path, default=None,
-                        help='JSON: [{"location": "path::Qual.name", "tests": ["node id"]}] '
-                             "(outlines and --experience chains)")
-    parser.add_argument("--qa", action="store_true",
-                        help="write LongCodeQA-style questions from the repository's own facts "
-                             "(raises, defines, parameter defaults); with --model, drop those "
-                             "the model answers without context")
-    parser.add_argument("--experience", action="store_true",
-                        help="write SWE-ContextBench-style task chains from --targets")
-    parser.add_argument("--out", type=Path, required=True, help="folder for the outlines")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--count", type=int, default=None,
-                        help="outlines to build (default 8, k = 1..4 in turn; with --grid 16)")
-    parser.add_argument("--grid", action="store_true",
-                        help="the paper's even grid: 4 intervals of l in [30, 70) x k = 1..4, "
-                             "both subsets for every k")
-    parser.add_argument("--model", default=None,
-                        help="with this model: describe each target's core functionality, "
-                             "rewrite distractors, and try generation in sample selection "
-                             "(default: docstrings, templates, reader-free selection only)")
-    _model_arguments(parser)
-    return parser
-
-
-def build(argv: list[str]) -> int:
-    import os
-
-    from replay.locoeval._select import BuildRun, summary
-    from replay.locoeval.build import BuildError, load_targets
-
-    parser = build_command_parser()
-    args = parser.parse_args(argv)
-    try:
-        from memory.llm import LLMError, check_model
-        from memory.models import use_cli_settings
-
-        use_cli_settings(args.api_base, args.structured)
-        if args.model:
-            check_model(args.model)
-    except (LLMError, ValueError) as exc:
-        print(f"engram replay build: {redact(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.qa:
-        return build_qa_file(args)
-    if args.targets is None:
-        parser.error("--targets is required (except with --qa)")
-    if args.experience:
-        from replay.swecontext.experience_build import main as build_chains
-
-        return build_chains(args)
-    try:
-        targets = load_targets(args.targets)
-        ref = os.path.relpath(args.repo.resolve(), args.out.resolve())
-        count = args.count if args.count is not None else (16 if args.grid else 8)
-        report = BuildRun(args.repo, targets, args.out, seed=args.seed, count=count,
-                          grid=args.grid, model=args.model, repo_ref=ref).run()
-    except (BuildError, OSError, ValueError) as exc:
-        print(f"engram replay build: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    print("\n".join(summary(report)))
-    print(f"build report: {args.out / 'build-report.json'}")
-    return 0
-
-
-def build_qa_file(args: argparse.Namespace) -> int:
-    """``engram replay build REPO --qa --out DIR``: one question file in DIR."""
-    import json
-    import os
-
-    from memory.llm import LLMError
-    from replay.longcodeqa.qa import as_json
-    from replay.longcodeqa.qa_build import build_qa
-
-    if not args.repo.is_dir():
-        print(f"engram replay build: {args.repo}: not a folder", file=sys.stderr)
-        return EXIT_USAGE
-    args.out.mkdir(parents=True, exist_ok=True)
-    ref = os.path.relpath(args.repo.resolve(), args.out.resolve())
-    try:
-        qa, report = build_qa(args.repo, seed=args.seed, count=args.count or 20,
-                              model=args.model, repo_ref=ref)
-    except (LLMError, OSError, ValueError) as exc:
-        print(f"engram replay build: {redact(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    path = args.out / f"{qa.id}.json"
-    path.write_text(json.dumps(as_json(qa, report), indent=2) + "\n")
-    checked = report["contamination_filter"]
-    said = checked if isinstance(checked, str) else \
-        f"{len(checked['dropped'])} answered without context by {checked['model']}, dropped"
-    print(f"{report['kept']} questions ({report['built']} built; contamination filter: "
-          f"{said}): {path}")
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from replay.cli.main import DEMO, main
+from replay.cli.command import DEMO, main
 from replay.core.errors import SourceError
 from replay.core.runner import Replay, ReplayConfig
 from replay.core.sources import load_source

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.cli.main import _config, build_parser
+from replay.cli.command import _config, build_parser
 from replay.codeif._codeif import IterativeOptions, codeif_code, follow, graded_turns
 from replay.codeif.grade import grade_turn, iterative_scores, passed_tests
 from replay.codeif.source import Iterative, Step
@@ -18,7 +18,7 @@ from replay.locoeval.tasks import extract_target
 from replay.sandbox.asserts import run_tests
 from replay.sandbox.sandbox import Limits
 
-FIXTURE = Path(__file__).parent / "fixtures" / "codeif"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "codeif"
 LIMITS = Limits(timeout=10.0)
 LONG_DOC = ('```python\ndef rect_area(w, h):\n    """\n    Return the area of the rectangle '
             'whose sides are w and h, the two numbers multiplied.\n    """\n    return w * h\n'

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from memory.llm import LLM, LLMConfig
-from replay.cli.main import _config, build_parser
+from replay.cli.command import _config, build_parser
 from replay.core.runner import Replay, ReplayConfig
 from replay.core.sources import load_source
 from replay.locoeval.llmuser import (
@@ -25,7 +25,7 @@ from replay.locoeval.llmuser import (
 )
 from replay.locoeval.mockuser import choose_user
 from replay.locoeval.outline import load_outline
-from tests.replay.test_llm_roles import user_reply
+from tests.replay.locoeval.test_llm_roles import user_reply
 
 # -- default selection -------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from replay.cli.main import DEMO, main
+from replay.cli.command import DEMO, main
 from replay.locoeval.outline import load_outlines
 from tests.replay.workers import demo_reply
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from rich.console import Console
 
-from replay.cli.main import DEMO, main
+from replay.cli.command import DEMO, main
 from replay.core.errors import SourceError
 from replay.core.sources import load_source
 from replay.reporting.report import summarize, table

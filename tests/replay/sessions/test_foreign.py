@@ -12,7 +12,7 @@ from replay.core.sources import load_source
 from replay.sessions.foreign import read_foreign, sniff
 from replay.sessions.source import Recorded
 
-FIXTURES = Path(__file__).parent / "fixtures" / "foreign"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "foreign"
 CLAUDE = FIXTURES / "claude-session.jsonl"
 CODEX = FIXTURES / "rollout-2025-10-29T00-59-38-019a2d7a-41c4-78b1-b7cc-a45d62a89cd5.jsonl"
 AIDER = FIXTURES / ".aider.chat.history.md"

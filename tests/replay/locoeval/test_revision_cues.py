@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from memory.llm import LLM, LLMConfig
-from replay.cli.main import DEMO, _config, build_parser
+from replay.cli.command import DEMO, _config, build_parser
 from replay.core.runner import Replay, ReplayConfig
 from replay.core.sources import load_source
 from replay.locoeval.llmuser import LLMUser
 from replay.locoeval.mockuser import CUES, TemplateUser
 from replay.locoeval.outline import load_outlines
-from tests.replay.test_llm_roles import user_reply
+from tests.replay.locoeval.test_llm_roles import user_reply
 
 OUTLINES = load_outlines(DEMO / "outlines")
 

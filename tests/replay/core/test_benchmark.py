@@ -10,7 +10,7 @@ import pytest
 
 from replay import benchmark
 from replay.benchmark import BUILTINS, Benchmark, BenchmarkError, Benchmarks
-from replay.cli.main import main
+from replay.cli.command import main
 from replay.core.sources import load_source
 from replay.locoeval import DEMO
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.cli.main import DEMO
+from replay.locoeval import DEMO
 from replay.locoeval._analyse import Target
 from replay.locoeval._contradict import said
 from replay.locoeval.build import build_outlines, load_targets, repo_facts

@@ -15,7 +15,7 @@ from replay.locoeval.outline import load_outline
 from replay.locoeval.tasks import outline_tasks
 from replay.sandbox.sandbox import mode as sandbox_mode
 from tests.replay.conftest import perfect_reply
-from tests.replay.test_sources import CODEIF_TASK
+from tests.replay.core.test_sources import CODEIF_TASK
 
 
 def config(tmp_path, backends, **kw):
@@ -222,7 +222,7 @@ async def test_samples_give_an_unbiased_pass_at_1_for_generation(tmp_path, outli
 
 
 def test_samples_below_one_are_refused(tmp_path, capsys):
-    from replay.cli.main import main
+    from replay.cli.command import main
 
     with pytest.raises(SystemExit):
         main(["x.json", "--samples", "0"])
@@ -359,7 +359,7 @@ def run_with_reader(outlines, backends, out, options=None, window=0):
     import asyncio
 
     from memory.embed import get_embedder
-    from replay.cli.main import DEMO
+    from replay.locoeval import DEMO
     from tests.conftest import SCRIPT, _register_scripted
     from tests.replay.reader import ContextReader
 
@@ -381,7 +381,7 @@ def run_with_reader(outlines, backends, out, options=None, window=0):
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     """All demo outlines x full, empty, rag, oracle; the model reads only its context."""
-    from replay.cli.main import DEMO
+    from replay.locoeval import DEMO
     from replay.locoeval.outline import load_outlines
     from replay.reporting.report import summarize
 
@@ -478,7 +478,7 @@ def test_structured_retries_and_skips_reach_pairs_results_and_report(tmp_path, s
 def test_cards_on_demo_outlines_reports_its_scorer_and_leads_rag(tmp_path, capsys):
     """Two demo outlines, the context-reading model: cards reaches more true items than
     rag with fewer stale ones, and the results and the report say which scorer ran."""
-    from replay.cli.main import DEMO
+    from replay.locoeval import DEMO
     from replay.locoeval.outline import load_outlines
     from replay.reporting.report import summarize, table
 
