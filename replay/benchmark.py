@@ -93,7 +93,11 @@ class Probe:
     def head(self) -> Any:
         if self.is_dir or self.suffix != ".jsonl":
             return None
-        text = self.path.read_text("utf-8")
+        try:
+            text = self.path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:  # its loader says what is wrong
+            self.error = f"{self.path}: cannot read: {exc}"
+            return {}
         first = next((line for line in text.splitlines() if line.strip()), "")
         try:
             return json.loads(first)
