@@ -1,1 +1,1 @@
-"""engram's terminal front-ends: the headless CLI now, the Textual app later."""
+"""engram's terminal front-ends: the Textual app (`tui.app`) and the command line (`tui.cli`)."""

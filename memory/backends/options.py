@@ -19,6 +19,7 @@ OPTIONS: dict[str, tuple[type, str]] = {
     "compact_keep_first": (int, "compact: first turns always kept verbatim (1)"),
     "compact_summary_tokens": (int, "compact: cap on the summary (512)"),
     "mask_keep": (int, "mask: recent turns kept unmasked (10)"),
+    "mask_observations": (int, "mask: newest tool outputs shown whole (4)"),
     "amem_top_k": (int, "amem: notes retrieved, plus as many linked ones (5)"),
     "amem_neighbors": (int, "amem: nearest notes shown to the evolution step (5)"),
     "ldagent_session_turns": (int, "ldagent: close a session every N turns (0: idle gap only)"),
