@@ -20,7 +20,7 @@ from memory.jail import bwrap
 from memory.jail.tree import TreeJail
 from memory.tools.consent import ConsentPolicy, Decision
 from memory.tools.run import Limits, RunTool
-from tests.replay import test_sandbox_escapes as escapes
+from tests.replay.sandbox import test_sandbox_escapes as escapes
 
 from ..conftest import make_repo
 
