@@ -27,16 +27,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import DB, FORMS, make_repo
-from tests.served import llama_server
-
-STATEMENTS = [
-    "We use PostgreSQL 15 for the app database; connect in app/db.py opens it.",
-    "connect in app/db.py must use a timeout of 10 seconds, not 5.",
-    "Always validate emails with validate_input in app/forms.py before saving a form.",
-    "Our team deploys on Fridays, so every migration must be reversible.",
-    "I prefer type hints on every public function.",
-    "render_form in app/forms.py has to escape HTML in the field values.",
-]
+from tests.served import STATEMENTS, llama_server
 
 
 def run_chat(backend: str, served, repo: Path, turns: int, src: Path | None,

@@ -87,3 +87,14 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+# What the developer says in the served 6-turn chats (tests and tests/bench_served.py).
+STATEMENTS = [
+    "We use PostgreSQL 15 for the app database; connect in app/db.py opens it.",
+    "connect in app/db.py must use a timeout of 10 seconds, not 5.",
+    "Always validate emails with validate_input in app/forms.py before saving a form.",
+    "Our team deploys on Fridays, so every migration must be reversible.",
+    "I prefer type hints on every public function.",
+    "render_form in app/forms.py has to escape HTML in the field values.",
+]

@@ -12,18 +12,10 @@ import pytest
 
 from memory import structured
 from memory.transcript import read_transcript
+from tests.served import STATEMENTS
 from tui.cli import main
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
-
-STATEMENTS = [
-    "We use PostgreSQL 15 for the app database; connect in app/db.py opens it.",
-    "connect in app/db.py must use a timeout of 10 seconds, not 5.",
-    "Always validate emails with validate_input in app/forms.py before saving a form.",
-    "Our team deploys on Fridays, so every migration must be reversible.",
-    "I prefer type hints on every public function.",
-    "render_form in app/forms.py has to escape HTML in the field values.",
-]
 
 
 @pytest.fixture(autouse=True)
