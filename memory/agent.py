@@ -8,10 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memory.answering import STRUCTURED, review_answer, stream_answer, structured_counts
 from memory.backends import Backend, BackendEnv, Registry, registry
 from memory.llm import LLM, LLMError
-from memory.local import LocalModelError
-from memory.repetition import RepetitionDetector, kept
 from memory.steering import Steering, edit, forget, replay_op, segments
 from memory.toolloop import MARGIN, MAX_STEPS, STEP_TOKENS, Toolbox, combine, run_tools
 from memory.transcript import TranscriptWriter
@@ -27,26 +26,6 @@ SYSTEM_PROMPT = (
     "blocks."
 )
 Progress = Callable[[int, int], None]
-STRUCTURED = "structured"  # turn.meta key: the turn's structured calls and skipped updates
-STOPPED = "stopped"  # turn.meta key: the answer's stream was stopped (it repeated itself)
-
-
-class _RepeatingStream(LocalModelError):
-    """Raised from the token callback to end an answer that repeats itself. A
-    ``LocalModelError`` so that ``LLM.stream`` ends the call at once, never retries it and
-    needs no litellm to say why (whatever the model: ``Agent`` catches it)."""
-
-
-def structured_counts(calls: dict[str, int],
-                      issues: list[dict[str, Any]] | None = None) -> dict[str, int]:
-    """What a turn's meta counts: structured calls (``LLM.stats`` deltas), corrective
-    retries, answers that needed the lenient parser, calls that failed for good, and the
-    memory updates skipped or failed (``memory`` records, op ``skipped`` / ``error``)."""
-    issues = issues or []
-    return {"calls": calls.get("calls", 0), "retries": calls.get("retries", 0),
-            "lenient": calls.get("lenient", 0), "failed": calls.get("failed", 0),
-            "skipped": sum(1 for i in issues if i.get("op") == "skipped"),
-            "errors": sum(1 for i in issues if i.get("op") == "error")}
 
 
 @dataclass(frozen=True)
@@ -139,8 +118,8 @@ class Agent:
             self.last_pack = pack
             turn.context = pack.summary()
             await self._use_tools(backend, turn, pack)
-            turn.assistant = await self._stream_answer(pack, turn, on_token)
-            await self._review(backend, turn, pack)
+            turn.assistant = await stream_answer(self.llm, self.config, pack, turn, on_token)
+            await review_answer(self.llm, self.config, backend, turn, pack)
         except LLMError as exc:
             turn.assistant, turn.error = exc.partial, str(exc)
         except Exception as exc:  # a backend failing must not lose the user's query
@@ -153,38 +132,6 @@ class Agent:
         if any(counted.values()):  # a backend's structured calls while answering
             turn.meta[STRUCTURED] = counted
         return turn
-
-    async def _stream_answer(self, pack: ContextPack, turn: Turn,
-                             on_token: Callable[[str], None] | None) -> str:
-        """The answer, streamed to ``on_token``. One that starts repeating itself (the
-        same sentence, line or paragraph, ``memory.repetition``) is stopped there, kept up
-        to its first copy, and the stop noted in ``turn.meta["stopped"]``; so is one whose
-        last line, when it ended, made the repetition."""
-        guard = RepetitionDetector() if self.config.stop_repetition else None
-
-        def piece(text: str) -> None:
-            if on_token is not None:
-                on_token(text)
-            if guard is not None and guard.feed(text) is not None:
-                raise _RepeatingStream("the answer repeats itself")
-
-        try:
-            text = await self.llm.stream(
-                pack.to_messages(), purpose="answer",
-                on_token=piece if guard is not None or on_token is not None else None,
-                max_tokens=self.config.max_answer_tokens,
-                temperature=self.config.answer_temperature,
-            )
-        except LLMError as exc:
-            if guard is None or guard.found is None \
-                    or not isinstance(exc.__cause__, _RepeatingStream):
-                raise
-            turn.meta[STOPPED] = guard.found.as_meta()
-            return kept(guard.text, guard.found)
-        if guard is not None and (found := guard.finish()) is not None:  # the last copy ended it
-            turn.meta[STOPPED] = found.as_meta()
-            return kept(text, found)
-        return text
 
     async def _use_tools(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
         """Run the tool loop over the functions of a backend that offers them
@@ -213,34 +160,6 @@ class Agent:
         must still fit the window."""
         reserve = max(self.config.max_answer_tokens, STEP_TOKENS) + MARGIN
         return max(0, self.llm.context_window() - reserve)
-
-    async def _review(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
-        """Let a backend that checks answers (``review``) ask for one regeneration.
-
-        ``review(turn, pack)`` returns the messages to answer again from, or None; it
-        may note what it found in ``turn.meta``. The first answer is kept in the meta;
-        a failing review or regeneration keeps the first answer."""
-        review = getattr(backend, "review", None)
-        if review is None or not turn.assistant.strip():
-            return
-        try:
-            messages = await review(turn, pack)
-        except Exception as exc:
-            log.warning("%s: reviewing the answer failed: %s", backend.name, exc)
-            return
-        if not messages:
-            return
-        note = turn.meta.setdefault(backend.name, {})
-        try:
-            again = await self.llm.complete(messages, purpose="answer",
-                                            max_tokens=self.config.max_answer_tokens)
-        except LLMError as exc:
-            note["regeneration_error"] = str(exc)
-            return
-        if again.strip():
-            note["first_answer"] = turn.assistant
-            note["regenerated"] = True
-            turn.assistant = again
 
     async def commit(self, turn: Turn, observers: list[Backend] | None = None) -> None:
         """Record ``turn`` first (a crash during the memory update never loses it), then let
