@@ -5,7 +5,7 @@ so the embedded model is called here directly and answers in litellm's shapes (a
 response with ``choices[0].message.content`` and ``usage``; a stream of chunks with
 ``choices[0].delta.content``, the last one carrying ``usage``), which ``memory.llm``
 reads the same way for every model. Token counts use the model's own tokenizer, the
-one its window is measured in. ``memory.local`` keeps the litellm provider for code
+one its window is measured in. ``memory.local.provider`` keeps the litellm provider for code
 that goes through litellm itself.
 """
 
@@ -18,7 +18,9 @@ from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
 
-from memory.local import LocalModel, in_thread, load_local_model
+from memory.local.load import load_local_model
+from memory.local.model import LocalModel
+from memory.local.threads import in_thread
 
 PARAMS = ("max_tokens", "temperature", "response_format", "seed")
 
