@@ -20,19 +20,20 @@ Benchmarks are found through the entry-point group ``engram.benchmarks`` (``name
 "module:attr"``, the attribute a Benchmark object or a class made without arguments);
 engram's own are registered there too (pyproject.toml) and in ``BUILTINS`` for a source
 tree that is not installed. Listing names imports nothing; a benchmark's module is
-imported when a source is probed or driven.
+imported when a source is probed or driven. The registry's machinery is
+``memory.registry``, shared with the memory backends.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from memory.registry import EntryPointRegistry, Spec
 
 if TYPE_CHECKING:
     from memory.agent import Agent
@@ -49,6 +50,7 @@ BUILTINS: dict[str, str] = {
     "longcodeqa": "replay.longcodeqa.benchmark:BENCHMARK",
     "locoeval": "replay.locoeval.benchmark:BENCHMARK",
     "codeif": "replay.codeif.benchmark:BENCHMARK",
+    "agentic": "replay.agentic.benchmark:BENCHMARK",
 }
 
 Tick = Callable[[int, int], None]  # (done, total) of one pair
@@ -151,50 +153,28 @@ class BaseBenchmark:
         return []
 
 
-@dataclass(frozen=True)
-class BenchmarkSpec:
-    name: str
-    target: str  # "module:attr"
-    origin: str  # the distribution that registered it
+BenchmarkSpec = Spec  # a registered benchmark: name, "module:attr" target, origin
 
 
-class Benchmarks:
-    """Benchmark names -> specs, discovered once; the objects made on first use."""
+class Benchmarks(EntryPointRegistry):
+    """Benchmark names -> specs, discovered once (``memory.registry``: the built-ins first,
+    in the order ties are broken, never taken over); the objects made on first use."""
+
+    kind = "benchmark"
+    unknown = BenchmarkError
+    failed = BenchmarkError
 
     def __init__(self, group: str = GROUP) -> None:
-        self.group = group
-        self._specs: dict[str, BenchmarkSpec] | None = None
+        super().__init__(group, BUILTINS, builtins_first=True)
         self._made: dict[str, Benchmark] = {}
-
-    def specs(self) -> dict[str, BenchmarkSpec]:
-        if self._specs is None:
-            specs = {name: BenchmarkSpec(name, target, "engram")
-                     for name, target in BUILTINS.items()}
-            for ep in sorted(entry_points(group=self.group), key=lambda e: e.name):
-                dist = getattr(getattr(ep, "dist", None), "name", "?") or "?"
-                if ep.name not in specs:  # a built-in's name is never taken over
-                    specs[ep.name] = BenchmarkSpec(ep.name, ep.value, dist)
-            self._specs = specs
-        return self._specs
-
-    def names(self) -> list[str]:
-        return list(self.specs())
 
     def get(self, name: str) -> Benchmark:
         if name not in self._made:
-            spec = self.specs().get(name)
-            if spec is None:
-                raise BenchmarkError(f"unknown benchmark {name!r}; known: "
-                                     f"{', '.join(self.names())}")
-            module, _, attr = spec.target.partition(":")
-            try:
-                found = getattr(importlib.import_module(module), attr)
-            except (ImportError, AttributeError) as exc:
-                raise BenchmarkError(f"benchmark {name!r} ({spec.target}, from {spec.origin}) "
-                                     f"cannot be loaded: {exc}") from exc
+            found = self.load(name)
             made = found() if isinstance(found, type) else found
             if not isinstance(made, Benchmark):
-                raise BenchmarkError(f"benchmark {name!r} ({spec.target}) is not a Benchmark")
+                target = self.spec(name).target
+                raise BenchmarkError(f"benchmark {name!r} ({target}) is not a Benchmark")
             self._made[name] = made
         return self._made[name]
 

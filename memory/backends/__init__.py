@@ -2,16 +2,14 @@
 
 Backends are found through the entry-point group ``engram.backends``; engram's
 own are registered there too (pyproject.toml). Listing names imports nothing;
-a backend's module is imported only when that backend is chosen.
+a backend's module is imported only when that backend is chosen. The registry's
+machinery is ``memory.registry``, shared with replay's benchmarks.
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from importlib.metadata import entry_points
-
 from memory.backends.base import Backend, BackendEnv
+from memory.registry import EntryPointRegistry, RegistryError, Spec, UnknownName
 
 GROUP = "engram.backends"
 # The same table as pyproject.toml's entry points, for a source tree that is not installed.
@@ -31,74 +29,27 @@ BUILTINS: dict[str, str] = {
 }
 
 
-class UnknownBackend(KeyError):
+class UnknownBackend(UnknownName):
     """No backend of that name is registered."""
 
-    def __str__(self) -> str:
-        return str(self.args[0])
 
-
-class BackendLoadError(RuntimeError):
+class BackendLoadError(RegistryError):
     """A registered backend could not be imported or built."""
 
 
-@dataclass(frozen=True)
-class BackendSpec:
-    name: str
-    target: str  # "module:Class"
-    origin: str  # the distribution that registered it
+BackendSpec = Spec  # a registered backend: name, "module:Class" target, origin
 
 
-class Registry:
-    """Backend names -> specs, discovered once from entry points."""
+class Registry(EntryPointRegistry):
+    """Backend names -> specs, discovered once from entry points (``memory.registry``:
+    a name registered twice with different targets is an error naming both)."""
+
+    kind = "backend"
+    unknown = UnknownBackend
+    failed = BackendLoadError
 
     def __init__(self, group: str = GROUP) -> None:
-        self.group = group
-        self._specs: dict[str, BackendSpec] | None = None
-        self.conflicts: dict[str, list[BackendSpec]] = {}
-
-    def _discover(self) -> dict[str, BackendSpec]:
-        specs: dict[str, BackendSpec] = {}
-        for ep in entry_points(group=self.group):
-            dist = getattr(getattr(ep, "dist", None), "name", "?") or "?"
-            spec = BackendSpec(ep.name, ep.value, dist)
-            have = specs.get(ep.name)
-            if have is not None and have.target != spec.target:
-                self.conflicts.setdefault(ep.name, [have]).append(spec)
-                continue
-            specs.setdefault(ep.name, spec)
-        for name, target in BUILTINS.items():
-            specs.setdefault(name, BackendSpec(name, target, "engram"))
-        return dict(sorted(specs.items()))
-
-    def specs(self) -> dict[str, BackendSpec]:
-        if self._specs is None:
-            self._specs = self._discover()
-        return self._specs
-
-    def names(self) -> list[str]:
-        return list(self.specs())
-
-    def spec(self, name: str) -> BackendSpec:
-        specs = self.specs()
-        if name not in specs:
-            raise UnknownBackend(
-                f"unknown backend {name!r}; known backends: {', '.join(specs) or 'none'}"
-            )
-        if name in self.conflicts:
-            targets = ", ".join(f"{s.target} ({s.origin})" for s in self.conflicts[name])
-            raise BackendLoadError(f"backend {name!r} is registered more than once: {targets}")
-        return specs[name]
-
-    def load(self, name: str) -> type:
-        spec = self.spec(name)
-        module_name, _, attr = spec.target.partition(":")
-        try:
-            return getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise BackendLoadError(
-                f"backend {name!r} ({spec.target}, from {spec.origin}) failed to load: {exc}"
-            ) from exc
+        super().__init__(group, BUILTINS)
 
     def create(self, name: str, env: BackendEnv) -> Backend:
         backend = self.load(name)(env)
