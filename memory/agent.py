@@ -58,6 +58,9 @@ class Agent:
         self.steering = Steering()  # the developer's pins (memory/steering.py)
         self.user_ops: list[dict[str, Any]] = []  # their pin/unpin/forget/edit records
         self.tools: Toolbox | None = None  # repository tools (memory/tools/), every turn
+        # worked exchanges (chat messages) every context shows before the conversation:
+        # memory/acting.py puts the edit format's example here
+        self.examples: list[dict[str, str]] = []
 
     @property
     def repo(self) -> Any:
@@ -82,10 +85,19 @@ class Agent:
         text = self.config.system_prompt.format(repo=repo)
         return Section("system", "system", text, self.llm.count_tokens(text))
 
-    def budget(self, system: Section, query: str) -> int:
+    def example_sections(self) -> list[Section]:
+        """``examples`` as history sections (source ``example:N``)."""
+        return [Section("history", f"example:{n}", m["content"],
+                        self.llm.count_tokens(m["content"]),
+                        role="assistant" if m["role"] == "assistant" else "user")
+                for n, m in enumerate(self.examples, 1)]
+
+    def budget(self, system: Section, query: str, fixed: int = 0) -> int:
+        """The tokens a backend may fill: the window less the answer, the system prompt,
+        the query and ``fixed`` (the examples' tokens)."""
         window = self.llm.context_window()
         reserve = self.config.max_answer_tokens + 64  # chat-template overhead
-        free = max(0, window - reserve - system.tokens - self.llm.count_tokens(query))
+        free = max(0, window - reserve - system.tokens - fixed - self.llm.count_tokens(query))
         return int(free * min(1.0, max(0.0, self.config.budget_share)))
 
     async def context(self, query: str) -> ContextPack:
@@ -94,13 +106,13 @@ class Agent:
 
     async def _pack(self, backend: Backend, query: str) -> ContextPack:
         """The system prompt, what ``backend`` chose, and the developer's pins."""
-        system = self.system_section()
-        budget = self.budget(system, query)
+        system, examples = self.system_section(), self.example_sections()
+        budget = self.budget(system, query, sum(e.tokens for e in examples))
         if self.tools is not None:  # room for the calls' outputs
             budget = int(budget * (1.0 - min(1.0, max(0.0, self.config.tool_share))))
         pack = await backend.context(query, budget=budget)
         self.steering.apply(pack, budget)
-        pack.sections.insert(0, system)
+        pack.sections[:0] = [system, *examples]
         return pack
 
     async def answer_with(self, backend: Backend, query: str,

@@ -1,9 +1,9 @@
 """Transcript records as typed values: what a line must hold before anything uses it.
 
 ``parse_record`` turns one decoded JSON value into a ``SessionRecord``, ``TurnRecord``,
-``SwitchRecord``, ``MemoryRecord``, ``ABRecord`` or ``ToolRecord``, or raises ``RecordError`` saying
-which field is wrong. Fields engram does not know are kept in ``data`` (the object as
-read) and never used. Every record keeps ``data`` for listings and tests.
+``SwitchRecord``, ``MemoryRecord``, ``ABRecord``, ``ToolRecord`` or ``EditRecord``, or
+raises ``RecordError`` saying which field is wrong. Fields engram does not know are kept
+in ``data`` (the object as read) and never used. Every record keeps ``data`` for listings and tests.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from memory import _checks as check
 from memory._checks import RecordError
 from memory.types import Turn
 
-RECORD_TYPES = frozenset({"session", "turn", "switch", "memory", "ab", "tool"})
+RECORD_TYPES = frozenset({"session", "turn", "switch", "memory", "ab", "tool", "edit"})
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,25 @@ class ToolRecord:
     type: str = "tool"
 
 
-Record = SessionRecord | TurnRecord | SwitchRecord | MemoryRecord | ABRecord | ToolRecord
+@dataclass(frozen=True)
+class EditRecord:
+    """A step of an answer's edits (memory/acting.py): ``op`` proposed | applied |
+    rejected | undone | refused, the turn, the paths, whether it worked, its message,
+    the diff (proposed) and the commit (applied, undone)."""
+
+    op: str
+    turn: int | None
+    paths: tuple[str, ...]
+    ok: bool
+    message: str = ""
+    diff: str = ""
+    commit: str = ""
+    data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    type: str = "edit"
+
+
+Record = (SessionRecord | TurnRecord | SwitchRecord | MemoryRecord | ABRecord | ToolRecord
+          | EditRecord)
 
 
 def parse_record(value: Any) -> Record:
@@ -154,5 +172,15 @@ def _tool(data: dict[str, Any]) -> ToolRecord:
                       check.text(data, "result", ""), check.text(data, "backend", ""), data)
 
 
+def _edit(data: dict[str, Any]) -> EditRecord:
+    ok = data.get("ok", True)
+    if not isinstance(ok, bool):
+        raise RecordError("'ok' must be true or false")
+    paths = check.strings(data, "paths") if data.get("paths") is not None else []
+    return EditRecord(check.text(data, "op"), check.optional_integer(data, "turn"),
+                      tuple(paths), ok, check.text(data, "message", ""),
+                      check.text(data, "diff", ""), check.text(data, "commit", ""), data)
+
+
 _PARSERS = {"session": _session, "turn": _turn, "switch": _switch, "memory": _memory,
-            "ab": _ab, "tool": _tool}
+            "ab": _ab, "tool": _tool, "edit": _edit}

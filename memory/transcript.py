@@ -1,7 +1,8 @@
 """Session recording: one JSON object per line, fsync'd per record, read tolerantly.
 
 Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab``, ``tool`` (one call
-of a turn's tool loop; typed in ``memory.records``). A ``memory`` record with
+of a turn's tool loop), ``edit`` (a step of an answer's edits, memory/acting.py); typed
+in ``memory.records``. A ``memory`` record with
 ``by: "user"`` is the developer's steering (memory/steering.py): ``op`` pin | unpin |
 forget | edit, ``id``, ``text``, ``kind`` (pin), ``old`` (edit) and ``after`` (the number
 of turns the session had then); a turn's context entries may carry ``pinned: true``.
@@ -23,6 +24,7 @@ from memory._checks import RecordError, check_session_id
 from memory.records import (
     RECORD_TYPES,
     ABRecord,
+    EditRecord,
     MemoryRecord,
     Record,
     SessionRecord,
@@ -113,6 +115,10 @@ class Transcript:
     @property
     def tool_calls(self) -> list[ToolRecord]:
         return [r for r in self.records if isinstance(r, ToolRecord)]
+
+    @property
+    def edits(self) -> list[EditRecord]:
+        return [r for r in self.records if isinstance(r, EditRecord)]
 
     @property
     def comparisons(self) -> list[ABRecord]:
