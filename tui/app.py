@@ -20,8 +20,10 @@ from textual.widgets import Static
 
 from themes import DEFAULT_THEME, STYLESHEET, THEMES
 from tui.background import Background
+from tui.calls import tool_lines
 from tui.comparison import Comparison
 from tui.config import load_config
+from tui.edits import EditFlow
 from tui.engine import EngineLoop
 from tui.handlers import SlashHandlers, backend_names, theme_names
 from tui.health import MemoryHealth
@@ -107,8 +109,9 @@ class EngramApp(App[None]):
         self.steering = Steering(self)
         self.comparison = Comparison(self, mount=self.mount_in_chat, following=self.following,
                                      usage=self._update_usage, report_memory=self.health.report)
+        self.edits = EditFlow(self)  # tools, edits, consent, /undo
         self.slash = SlashHandlers(self, refresh_steering=self.steering.refresh,
-                                   report_memory=self.health.report)
+                                   report_memory=self.health.report, edits=self.edits)
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -191,6 +194,7 @@ class EngramApp(App[None]):
                 booted = await self.engine.run(_open_session(self.options, transcript))
             except Exception as exc:
                 self._boot_error = str(exc)
+                self.edits.problem = f"engram could not start ({exc})"
                 status.note = "not ready"
                 self.notify(str(exc), title="engram cannot start", severity="error", timeout=30)
                 return
@@ -206,6 +210,7 @@ class EngramApp(App[None]):
             await chat.mount(view)
             view.turn = turn
             await view.finish(turn.assistant, turn_meta(turn), turn.error)
+            view.show_tools(tool_lines(turn.meta))
         self._resumed_tokens = sum(t.usage.tokens for t in self.agent.turns)
         if self.agent.turns:
             chat.scroll_end(animate=False)  # open on the latest turn
@@ -214,6 +219,7 @@ class EngramApp(App[None]):
         self._update_usage(self.agent.turns[-1] if self.agent.turns else None)
         if self.background.index is not None:
             self.agent.env.repo = self.background.index
+        await self.edits.attach(self.agent)
         self._booted.set()
         if self.options.pick_session and transcript is None:
             self.action_sessions()
@@ -314,6 +320,7 @@ class EngramApp(App[None]):
         self._update_usage(turn)
         self.health.report()
         self.show_inspector(view)
+        await self.edits.after_turn(view, turn)
 
     # -- actions ------------------------------------------------------------------
     def action_help(self) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from themes import THEMES
 from tui.config import save_config
+from tui.edits import EditFlow
 from tui.host import SessionHost
 from tui.slash import SlashError, parse
 from tui.widgets._status import StatusBar
@@ -33,8 +34,9 @@ class SlashHandlers:
     list and the status bar's memory health current after a command changed them."""
 
     def __init__(self, host: SessionHost, *, refresh_steering: Callable[[], None],
-                 report_memory: Callable[[], None]) -> None:
+                 report_memory: Callable[[], None], edits: EditFlow) -> None:
         self.host = host
+        self.edits = edits
         self.refresh_steering = refresh_steering
         self.report_memory_issues = report_memory
         self.ab_pending: tuple[str, str] | None = None  # /ab A B: the next query's pair
@@ -202,7 +204,26 @@ class SlashHandlers:
             raise SlashError(str(exc)) from exc
         self.host.notify(f"every answer now sees session {exp.session}'s summary (F2 shows it)")
 
+    async def slash_undo(self, args: list[str]) -> None:
+        if args:
+            raise SlashError("usage: /undo  (reverts the last applied edit)")
+        self._need_idle()
+        self._worker(self.edits.undo)
+
     # -- quick commands ----------------------------------------------------------------
+    async def slash_autoapply(self, args: list[str]) -> None:
+        if len(args) > 1 or (args and args[0].lower() not in ("on", "off")):
+            raise SlashError("usage: /autoapply [on|off]")
+        if args:
+            self.edits.auto_apply = args[0].lower() == "on"
+            save_config(auto_apply=self.edits.auto_apply)
+        if self.edits.auto_apply:
+            self.host.notify("auto_apply is on: an answer's edit is applied and committed "
+                             "without asking (/undo reverts it)")
+        else:
+            self.host.notify("auto_apply is off: each edit is shown as a diff first "
+                             "(y applies, n rejects)")
+
     async def slash_ab(self, args: list[str]) -> None:
         self._need_agent()
         if len(args) != 2:

@@ -19,3 +19,6 @@ class AppOptions:
     backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
     timeout: float = 180.0  # seconds per LLM call (per try): --timeout, config "timeout"
     transcript: Path | None = None  # the session to resume (``--resume ID``), checked
+    act: bool = True  # tools, edits and commands on the repository (tui/edits.py)
+    auto_apply: bool | None = None  # apply edits without asking; None: config "auto_apply"
+    commands: bool | None = None  # offer the run tool (consent, jail); None: config "commands"

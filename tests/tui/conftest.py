@@ -12,8 +12,10 @@ def app_factory(demo_repo: Path, tmp_path: Path, script, monkeypatch):
     monkeypatch.setenv("ENGRAM_CONFIG", str(tmp_path / "config.json"))
 
     def build(**overrides) -> EngramApp:
+        # act=False unless a test asks: the tool loop's steps would take the scripted
+        # replies meant for answers (tests/tui/test_acting.py turns it on)
         options = AppOptions(repo=demo_repo, model="scripted/t", data_dir=tmp_path / "data",
-                             max_tokens=64, **overrides)
+                             max_tokens=64, **{"act": False, **overrides})
         return EngramApp(options)
 
     return build

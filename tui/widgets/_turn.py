@@ -1,4 +1,5 @@
-"""One exchange in the chat: the user's text and the answer, streamed as Markdown."""
+"""One exchange in the chat: the user's text, the answer streamed as Markdown, a line per
+tool call the model made, and what became of the edit it proposed."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ class TurnView(Vertical):
     TurnView .user { padding: 0 1; height: auto; }
     TurnView .answer { padding: 0 1; height: auto; margin: 0; }
     TurnView .meta { padding: 0 1; height: auto; }
+    TurnView .tools { padding: 0 1; height: auto; display: none; }
+    TurnView .edit { padding: 0 1; height: auto; display: none; }
     """
 
     class Selected(Message):
@@ -44,6 +47,8 @@ class TurnView(Vertical):
         yield Static(Text.assemble((f"{self.label}  ", "bold") if self.label else "",
                                    self.query_text), classes="user")
         yield Markdown("", classes="answer")
+        yield Static("", classes="tools")
+        yield Static("", classes="edit")
         yield Static("…", classes="meta")
 
     def on_mount(self) -> None:
@@ -72,6 +77,23 @@ class TurnView(Vertical):
             self.add_class("-error")
         await self.query_one(".answer", Markdown).update(body)
         self.query_one(".meta", Static).update(meta)
+
+    def show_tools(self, lines: list[str]) -> None:
+        """A line per tool call of the turn (tui/calls.py); none: hidden."""
+        tools = self.query_one(".tools", Static)
+        tools.update(Text("\n".join(lines)))
+        tools.display = bool(lines)
+
+    def show_edit(self, text: str | Text, outcome: str = "") -> None:
+        """What became of the answer's edit; ``outcome`` (proposed, applied, rejected,
+        refused, undone) becomes the class ``-<outcome>`` the theme colours."""
+        edit = self.query_one(".edit", Static)
+        for old in [c for c in edit.classes if c.startswith("-")]:
+            edit.remove_class(old)
+        if outcome:
+            edit.add_class(f"-{outcome}")
+        edit.update(text if isinstance(text, Text) else Text(text))
+        edit.display = bool(str(text))
 
     @on(Click)
     def _clicked(self) -> None:

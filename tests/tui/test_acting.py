@@ -1,0 +1,265 @@
+"""The app acting on a real git repository in a tmp dir, driven by a scripted model: an
+answer's edit shown as a diff, applied (one commit) on y, nothing written on n, /undo
+restoring the tree byte for byte, refused and malformed edits said in the turn, a line
+per tool call, and the consent modal before a command runs in the jail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory.jail import bwrap
+from tui.app import AppOptions, EngramApp
+from tui.screens import ConsentScreen, DiffScreen
+from tui.widgets import TurnView
+
+from ..conftest import git
+from .conftest import ready
+from .test_app import send, until
+
+STEP = "Before you answer, you may call one of your"
+jail = pytest.mark.skipif(bwrap.available() is not None,
+                          reason=f"no OS jail here: {bwrap.available()}")
+
+EDIT = """The timeout goes up to ten seconds.
+
+@@@ EDIT app/db.py
+@@@ SEARCH
+def connect(url, timeout=5):
+@@@ REPLACE
+def connect(url, timeout=10):
+@@@ END
+"""
+
+
+def call(function: str, **args) -> str:
+    return json.dumps({"call": {"function": function, **args, "request_heartbeat": False}})
+
+
+ANSWER = json.dumps({"call": {"function": "answer"}})
+
+
+class Model:
+    """The scripted model of one test: the tool-loop steps it takes (then it answers),
+    and its answers in order; every answer request is kept."""
+
+    def __init__(self, *answers: str, steps: tuple[str, ...] = ()) -> None:
+        self.answers = list(answers)
+        self.steps = list(steps)
+        self.asked: list[list[dict]] = []
+
+    def __call__(self, messages: list[dict]) -> str:
+        if STEP in messages[0]["content"]:
+            return self.steps.pop(0) if self.steps else ANSWER
+        self.asked.append(messages)
+        return self.answers.pop(0) if self.answers else "nothing more"
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file of the work tree (not .git), byte for byte."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(root).parts}
+
+
+def answering(app) -> bool:
+    return any(w.group == "answer" and not w.is_finished for w in app.workers)
+
+
+async def ask(pilot, text: str) -> None:
+    """Send a query; return once the answer is done or a modal asks something."""
+    app = pilot.app
+    prompt = app.query_one("#prompt")
+    prompt.load_text(text)
+    prompt.focus()
+    taken = app.submissions
+    await pilot.press("enter")
+    await until(pilot, lambda: app.submissions > taken, seconds=30)
+    await until(pilot, lambda: isinstance(app.screen, DiffScreen | ConsentScreen)
+                or not answering(app), seconds=60)
+    await pilot.pause(0.1)
+
+
+async def done(pilot) -> None:
+    await until(pilot, lambda: not answering(pilot.app) and not pilot.app.operation,
+                seconds=60)
+    await pilot.pause(0.1)
+
+
+def edit_line(app) -> str:
+    return str(app.query(TurnView).last().query_one(".edit").render())
+
+
+async def test_an_edit_is_shown_and_applied_on_y(app_factory, script, demo_repo):
+    script.default = Model(EDIT)
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        head = git(demo_repo, "rev-parse", "HEAD").strip()
+        await ask(pilot, "raise the connect timeout to 10")
+        assert isinstance(app.screen, DiffScreen)
+        assert "-def connect(url, timeout=5):" in app.screen.diff
+        assert app.screen.paths == ["app/db.py"]
+        await pilot.press("y")
+        await done(pilot)
+        assert "def connect(url, timeout=10):" in (demo_repo / "app/db.py").read_text()
+        commit = git(demo_repo, "rev-parse", "HEAD").strip()
+        assert commit != head and git(demo_repo, "rev-parse", "HEAD~1").strip() == head
+        assert git(demo_repo, "status", "--porcelain") == ""
+        line = edit_line(app)
+        assert line.startswith("✓ applied") and commit[:8] in line and "app/db.py" in line
+
+
+async def test_n_rejects_and_nothing_is_written(app_factory, script, demo_repo):
+    script.default = Model(EDIT)
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        before, head = tree(demo_repo), git(demo_repo, "rev-parse", "HEAD")
+        await ask(pilot, "raise the connect timeout to 10")
+        assert isinstance(app.screen, DiffScreen)
+        await pilot.press("n")
+        await done(pilot)
+        assert tree(demo_repo) == before and git(demo_repo, "rev-parse", "HEAD") == head
+        assert edit_line(app).startswith("✗ rejected")
+
+
+async def test_undo_restores_the_tree_byte_for_byte(app_factory, script, demo_repo):
+    (demo_repo / "notes.txt").write_text("my own uncommitted work\n")  # never touched
+    script.default = Model(EDIT)
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        before, head = tree(demo_repo), git(demo_repo, "rev-parse", "HEAD")
+        await ask(pilot, "raise the connect timeout to 10")
+        await pilot.press("y")
+        await done(pilot)
+        assert tree(demo_repo) != before
+        await send(pilot, "/undo")
+        await done(pilot)
+        assert tree(demo_repo) == before
+        assert git(demo_repo, "rev-parse", "HEAD") == head
+        assert edit_line(app).startswith("↶ undone")
+        await send(pilot, "/undo")  # nothing of engram's left: the engine's refusal
+        notes = [n.message for n in app._notifications]
+        assert "is not an edit engram applied" in notes[-1]
+        assert tree(demo_repo) == before
+
+
+async def test_a_refused_edit_is_said_and_nothing_written(app_factory, script, demo_repo):
+    script.default = Model(EDIT.replace("timeout=5", "timeout=7"))  # not in the file
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        before = tree(demo_repo)
+        await ask(pilot, "raise the connect timeout to 10")
+        await done(pilot)
+        assert not isinstance(app.screen, DiffScreen)
+        line = edit_line(app)
+        assert line.startswith("✗ the edit was not applied") and "nothing was written" in line
+        assert "SEARCH lines are not in the file" in line
+        assert tree(demo_repo) == before
+
+
+async def test_an_edit_outside_the_repository_is_refused(app_factory, script, demo_repo):
+    script.default = Model(EDIT.replace("app/db.py", "../outside.py"))
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await ask(pilot, "write outside")
+        await done(pilot)
+        assert "outside the repository" in edit_line(app)
+        assert not (demo_repo.parent / "outside.py").exists()
+
+
+async def test_a_malformed_block_is_shown(app_factory, script, demo_repo):
+    script.default = Model("@@@ EDIT app/db.py\n@@@ SEARCH\ndef connect(url, timeout=5):\n")
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        before = tree(demo_repo)
+        await ask(pilot, "half an edit")
+        await done(pilot)
+        line = edit_line(app)
+        assert "block 1 (app/db.py)" in line and "no '@@@ REPLACE'" in line
+        assert tree(demo_repo) == before
+
+
+async def test_auto_apply_commits_without_asking(app_factory, script, demo_repo):
+    script.default = Model(EDIT)
+    app = app_factory(act=True, auto_apply=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await ask(pilot, "raise the connect timeout to 10")
+        await done(pilot)
+        assert not isinstance(app.screen, DiffScreen)
+        assert "timeout=10" in (demo_repo / "app/db.py").read_text()
+        assert "auto_apply is on" in edit_line(app)
+
+
+async def test_every_tool_call_has_a_line(app_factory, script, demo_repo):
+    script.default = Model("connect takes a url and a timeout.",
+                           steps=(call("read_file", path="app/db.py", start=1, end=0),))
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await ask(pilot, "what does connect take?")
+        await done(pilot)
+        view = app.query(TurnView).last()
+        tools = str(view.query_one(".tools").render())
+        assert tools.startswith("⚙ read_file path=app/db.py") and tools.endswith("ok")
+        assert "def connect(url, timeout=5)" in json.dumps(script.default.asked[-1])
+
+
+@jail
+@pytest.mark.parametrize("key, how", [("o", "allowed once"), ("escape", "denied by you")])
+async def test_a_command_runs_only_after_consent(app_factory, script, demo_repo, key, how):
+    model = Model("done.", steps=(call("run", command="python -c 'print(6 * 7)'"),))
+    script.default = model
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await ask(pilot, "print six times seven")
+        assert isinstance(app.screen, ConsentScreen)
+        assert app.screen.command == "python -c 'print(6 * 7)'"
+        await pilot.press(key)
+        await done(pilot)
+        tools = str(app.query(TurnView).last().query_one(".tools").render())
+        assert tools.startswith("⚙ run command=") and how in tools
+        seen = json.dumps(model.asked[-1])
+        if key == "o":
+            assert "exit 0" in tools and "42" in seen
+        else:
+            assert "failed" in tools and "did not allow" in seen and "42" not in seen
+
+
+@jail
+async def test_a_command_allowed_for_the_session_is_not_asked_again(app_factory, script):
+    run = call("run", command="python -c 'print(6 * 7)'")
+    script.default = Model("one.", "two.", steps=(run, run))
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await ask(pilot, "print it")
+        assert isinstance(app.screen, ConsentScreen)
+        await pilot.press("s")
+        await done(pilot)
+        await ask(pilot, "print it again")
+        await done(pilot)
+        assert not isinstance(app.screen, ConsentScreen)
+        tools = str(app.query(TurnView).last().query_one(".tools").render())
+        assert "allowed for the session" in tools and "exit 0" in tools
+
+
+async def test_without_a_repository_the_app_says_why(app_factory, script, tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    app = EngramApp(AppOptions(repo=plain, model="scripted/t", data_dir=tmp_path / "data"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: bool(app._boot_error))
+        await send(pilot, "/undo")
+        notes = [n.message for n in app._notifications]
+        assert "nothing to undo: engram could not start" in notes[-1]
+        assert "not a git repository" in notes[-1]
+

@@ -1,0 +1,197 @@
+"""The assistant acting on the repository, as the app shows it: the edit an answer
+proposes (a diff to apply with y or reject with n, or applied at once with
+``auto_apply``), ``/undo``, the developer's consent before a command runs, and a line per
+tool call in the turn.
+
+The engine is ``memory.acting.Workbench`` (one per session, made on the engine loop
+once the session is open). Its steps touch git and the work tree: they run on the
+engine loop's threads, never the UI's. The consent asker is called by the tool loop on
+the engine loop; it shows a modal on the UI's loop and waits for it there, so neither
+loop blocks."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+from tui.calls import tool_lines
+from tui.config import load_config
+from tui.diffview import diff_stats
+from tui.host import Host
+
+
+async def _workbench(agent: Any, repo: Path, asker: Any, commands: bool) -> Any:
+    """Runs on the engine loop: the repository's root, the consent policy and the
+    Workbench (its modules imported there, not on the UI's loop); commands run in the
+    Workbench's default jail (memory/jail/tree.py)."""
+    from memory.acting import Workbench
+    from memory.tools.consent import ConsentPolicy
+    from tui.session import repo_root
+
+    root = await asyncio.to_thread(repo_root, repo)
+    return Workbench(agent, root, ConsentPolicy(asker=asker), commands=commands)
+
+
+async def _call(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` in a thread of the engine loop (git and file work)."""
+    return await asyncio.to_thread(function, *args)
+
+
+def _short(commit: str) -> str:
+    return commit[:8]
+
+
+class EditFlow:
+    """One per app. ``attach`` makes the session's Workbench; ``after_turn`` shows what a
+    turn did (tool calls, the edit) and asks about its edit; ``undo`` reverts the last
+    applied answer. ``problem`` says why nothing acts (not started, not a repository)."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.bench: Any = None  # memory.acting.Workbench once attached
+        self.problem = "engram is still starting"
+        self.auto_apply = self._setting("auto_apply", False)
+        self.commands = self._setting("commands", True)
+        self.applied: list[tuple[str, Any]] = []  # (commit, the turn's view), oldest first
+        self._ui_loop: asyncio.AbstractEventLoop | None = None
+
+    def _setting(self, key: str, default: bool) -> bool:
+        chosen = getattr(self.host.options, key, None)
+        if chosen is None:
+            chosen = load_config().get(key, default)
+        return bool(chosen)
+
+    # -- the session's workbench ---------------------------------------------------------
+    async def attach(self, agent: Any) -> None:
+        """Make the session's Workbench (on the engine loop); on failure the app still
+        answers, and every edit or /undo says why it cannot act."""
+        self.bench, self.applied = None, []
+        if not getattr(self.host.options, "act", True):
+            self.problem = "acting on the repository is off in this app"
+            return
+        self._ui_loop = asyncio.get_running_loop()
+        try:
+            self.bench = await self.host.engine.run(
+                _workbench(agent, self.host.options.repo, self.ask, self.commands))
+        except Exception as exc:  # the chat goes on without tools and edits
+            self.problem = f"engram cannot act on this repository: {exc}"
+            self.host.notify(self.problem, title="edits and tools are off",
+                             severity="warning", timeout=20)
+            return
+        self.problem = ""
+
+    async def choose(self, screen: Any) -> Any:
+        """Show a modal ``screen`` and wait for its result, on the UI loop (no worker
+        needed); a cancelled wait takes the screen down."""
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def dismissed(result: Any) -> None:
+            if not answer.done():
+                answer.set_result(result)
+
+        self.host.push_screen(screen, dismissed)
+        try:
+            return await answer
+        except asyncio.CancelledError:
+            if screen.is_attached and screen.is_current:
+                screen.dismiss(None)
+            raise
+
+    # -- consent: the tool loop (engine loop) asks, the UI loop shows the modal ------------
+    async def ask(self, command: str) -> Any:
+        """The ConsentPolicy's asker, called on the engine loop: waits for the modal on the
+        UI loop without blocking either; a cancelled turn takes its modal down."""
+        if self._ui_loop is None:
+            raise RuntimeError("the app is not running")
+        future = asyncio.run_coroutine_threadsafe(self._ask_ui(command), self._ui_loop)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    async def _ask_ui(self, command: str) -> Any:
+        from tui.screens import ConsentScreen
+
+        return await self.choose(ConsentScreen(command))
+
+    # -- after an answer -------------------------------------------------------------------
+    async def after_turn(self, view: Any, turn: Any) -> None:
+        """The turn's tool calls, then its edit: shown as a diff to apply or reject (or
+        applied at once with auto_apply); malformed blocks and refusals said in the turn."""
+        view.show_tools(tool_lines(turn.meta))
+        if self.bench is None or turn.error:
+            return
+        try:
+            prepared = await self.host.engine.run(_call(self.bench.propose, turn))
+        except Exception as exc:
+            view.show_edit(f"✗ the edit could not be checked: {exc}", "refused")
+            return
+        if prepared is None:
+            return
+        if not prepared.ok:
+            view.show_edit(self._refused("the edit was not applied", prepared.message,
+                                         prepared.problems), "refused")
+            self.host.notify("the answer's edit does not apply: nothing was written",
+                             severity="warning")
+            return
+        added, removed = diff_stats(prepared.diff)
+        summary = f"{', '.join(prepared.paths)} (+{added} -{removed})"
+        if self.auto_apply:
+            await self._apply(view, prepared, turn, summary, "auto_apply is on")
+            return
+        view.show_edit(f"✎ edit proposed: {summary} · y applies, n rejects", "proposed")
+        from tui.screens import DiffScreen
+
+        title = f"turn #{turn.index}: apply this edit?"
+        if await self.choose(DiffScreen(prepared.diff, prepared.paths, title)):
+            await self._apply(view, prepared, turn, summary, "")
+        else:
+            await self.host.engine.run(_call(self.bench.reject, prepared, turn))
+            view.show_edit(f"✗ rejected: {summary} · nothing was written", "rejected")
+
+    async def _apply(self, view: Any, prepared: Any, turn: Any, summary: str,
+                     why: str) -> None:
+        applied = await self.host.engine.run(_call(self.bench.apply, prepared, turn))
+        if not applied.ok:
+            view.show_edit(self._refused("not applied", applied.message, []), "refused")
+            self.host.notify(applied.message, title="the edit was not applied",
+                             severity="error", timeout=15)
+            return
+        paths = ", ".join(applied.paths) or summary
+        how = f" ({why})" if why else ""
+        view.show_edit(f"✓ applied{how} as {_short(applied.commit)}: {paths} · /undo reverts "
+                       "it", "applied")
+        self.applied.append((applied.commit, view))
+        self.host.notify(f"committed {_short(applied.commit)}: {paths}")
+
+    @staticmethod
+    def _refused(head: str, message: str, problems: list[Any]) -> Text:
+        text = Text(f"✗ {head}: {message.strip()}")
+        listed = message.count("\n- ")
+        for problem in problems[listed:]:
+            text.append(f"\n- {problem}")
+        return text
+
+    # -- /undo -----------------------------------------------------------------------------
+    async def undo(self) -> None:
+        """Revert the last applied answer (the engine refuses when it is not safe)."""
+        if self.bench is None:
+            self.host.notify(f"nothing to undo: {self.problem}", severity="warning")
+            return
+        with self.host.operations.shown("undoing the last applied edit", cancellable=False):
+            undone = await self.host.engine.run(_call(self.bench.undo))
+        if not undone.ok:
+            self.host.notify(undone.message, title="not undone", severity="warning",
+                             timeout=15)
+            return
+        for commit, view in list(self.applied):
+            if commit == undone.commit:
+                if view.is_attached:
+                    view.show_edit(f"↶ undone: {undone.message}", "undone")
+                self.applied.remove((commit, view))
+        self.host.notify(undone.message, title="undone")
