@@ -305,6 +305,7 @@ class EngramApp(App[None]):
         if self.agent.env.repo is None:
             self.notify("the index is not ready yet: answering without repository code",
                         severity="warning")
+        self.edits.watch(view)
         with self.operations.shown(f"answering with {self.backend_name}"), \
                 self.following(chat):
             try:

@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.text import Text
 
-from tui.calls import tool_lines
+from tui.calls import Watched, call_line, tool_lines
 from tui.config import load_config
 from tui.diffview import diff_stats
 from tui.host import Host
@@ -58,6 +58,8 @@ class EditFlow:
         self.commands = self._setting("commands", True)
         self.applied: list[tuple[str, Any]] = []  # (commit, the turn's view), oldest first
         self._ui_loop: asyncio.AbstractEventLoop | None = None
+        self.watching: Any = None  # the turn's view while it is answered (live call lines)
+        self._live: list[str] = []
 
     def _setting(self, key: str, default: bool) -> bool:
         chosen = getattr(self.host.options, key, None)
@@ -83,6 +85,25 @@ class EditFlow:
                              severity="warning", timeout=20)
             return
         self.problem = ""
+        agent.tools = Watched(agent.tools, self._called)
+
+    def watch(self, view: Any) -> None:
+        """Show the calls of the turn ``view`` is answering as they finish (None: stop)."""
+        self.watching, self._live = view, []
+
+    def _called(self, call: dict[str, Any]) -> None:
+        """A call finished (on the engine loop): its line goes to the watched turn."""
+        view, loop = self.watching, self._ui_loop
+        if view is None or loop is None:
+            return
+        line = call_line(call)
+
+        def show() -> None:
+            if view is self.watching and view.is_attached:
+                self._live.append(line)
+                view.show_tools(self._live)
+
+        loop.call_soon_threadsafe(show)
 
     async def choose(self, screen: Any) -> Any:
         """Show a modal ``screen`` and wait for its result, on the UI loop (no worker
@@ -123,6 +144,7 @@ class EditFlow:
     async def after_turn(self, view: Any, turn: Any) -> None:
         """The turn's tool calls, then its edit: shown as a diff to apply or reject (or
         applied at once with auto_apply); malformed blocks and refusals said in the turn."""
+        self.watch(None)
         view.show_tools(tool_lines(turn.meta))
         if self.bench is None or turn.error:
             return

@@ -34,8 +34,8 @@ def connect(url, timeout=10):
 """
 
 
-def call(function: str, **args) -> str:
-    return json.dumps({"call": {"function": function, **args, "request_heartbeat": False}})
+def call(function: str, heartbeat: bool = False, **args) -> str:
+    return json.dumps({"call": {"function": function, **args, "request_heartbeat": heartbeat}})
 
 
 ANSWER = json.dumps({"call": {"function": "answer"}})
@@ -263,3 +263,22 @@ async def test_without_a_repository_the_app_says_why(app_factory, script, tmp_pa
         assert "nothing to undo: engram could not start" in notes[-1]
         assert "not a git repository" in notes[-1]
 
+
+
+@jail
+async def test_the_calls_so_far_show_while_the_developer_is_asked(app_factory, script):
+    script.default = Model("done.", steps=(
+        call("read_file", True, path="app/db.py", start=1, end=0),
+        call("run", command="python -c 'print(6 * 7)'")))
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await ask(pilot, "read then run")
+        assert isinstance(app.screen, ConsentScreen)
+        await pilot.pause(0.2)
+        tools = app.query(TurnView).last().query_one(".tools")
+        assert tools.display and str(tools.render()) == "⚙ read_file path=app/db.py start=1 · ok"
+        await pilot.press("d")
+        await done(pilot)
+        lines = str(tools.render()).splitlines()
+        assert lines[0].startswith("⚙ read_file") and "denied by you" in lines[1]
