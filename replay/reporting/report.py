@@ -36,6 +36,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from replay.agentic._report import agentic_rows
 from replay.benchmark import benchmarks
 from replay.codeif._turn_report import iterative_summary
 from replay.core.cost import backend_costs
@@ -179,6 +180,7 @@ def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
             "by_l": by_l(),
             "judge_check": _judge_check(pairs), "pairs": len(pairs),
             "experience": experience_rows(pairs),
+            "agentic": agentic_rows(pairs),
             "iterative": iterative_summary(pairs),
             "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")}),
             "windows": sorted({int(p["window"]) for p in pairs

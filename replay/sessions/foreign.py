@@ -38,13 +38,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.redact import redact
+from memory.redact import redact, redact_obj
 
 CONTEXT_CHARS = 2000  # a tool call or result kept as context, cut to this length
+RESULT_CHARS = 20_000  # a tool result kept for an agentic replay (replay/agentic/)
 
 
 class ForeignError(ValueError):
     """A foreign transcript that cannot be read at all."""
+
+
+@dataclass
+class ForeignCall:
+    """One tool call as the tool recorded it, with its result when one was recorded
+    (``result`` None: none was); ``query`` is the index of the user turn it followed
+    (-1: before the first). Read by agentic replays (``replay.agentic``)."""
+
+    query: int
+    tool: str
+    input: Any
+    id: str = ""
+    result: str | None = None
+    ok: bool = True
 
 
 @dataclass
@@ -60,6 +75,7 @@ class Session:
     preamble: list[str] = field(default_factory=list)  # context before the first query
     skipped: int = 0  # malformed or unknown records
     records: int = 0
+    calls: list[ForeignCall] = field(default_factory=list)  # tool calls, in order
 
     def ask(self, text: str) -> None:
         self.queries.append(text)
@@ -69,6 +85,18 @@ class Session:
         text = redact(text.strip())[:CONTEXT_CHARS]
         if text:
             (self.context[-1] if self.context else self.preamble).append(text)
+
+    def call(self, tool: str, given: Any, call_id: str = "") -> None:
+        self.calls.append(ForeignCall(len(self.queries) - 1, str(tool), redact_obj(given),
+                                      str(call_id or "")))
+
+    def result(self, call_id: str, text: str, ok: bool = True) -> None:
+        """The result of the latest call with ``call_id`` (none: the latest call still
+        waiting for one, when ``call_id`` is empty)."""
+        for found in reversed(self.calls):
+            if found.result is None and (found.id == call_id or not call_id):
+                found.result, found.ok = redact(text)[:RESULT_CHARS], ok
+                return
 
 
 def _text_blocks(content: Any, kinds: tuple[str, ...]) -> str:
@@ -119,10 +147,13 @@ def _claude_tool_blocks(content: Any, session: Session) -> None:
         if block.get("type") == "tool_use":
             session.note(f"tool call {block.get('name')}: "
                          f"{json.dumps(block.get('input'), sort_keys=True)}")
+            session.call(str(block.get("name")), block.get("input"), str(block.get("id") or ""))
         elif block.get("type") == "tool_result":
             result = block.get("content")
-            session.note("tool result: " + (_text_blocks(result, ("text",))
-                                            if not isinstance(result, str) else result))
+            text = _text_blocks(result, ("text",)) if not isinstance(result, str) else result
+            session.note("tool result: " + text)
+            session.result(str(block.get("tool_use_id") or ""), text,
+                           not block.get("is_error"))
 
 
 def read_claude(path: Path) -> Session:
@@ -172,15 +203,39 @@ def _codex_item(item: dict[str, Any], session: Session) -> None:
             else:
                 session.ask(text)
     elif kind in ("function_call", "custom_tool_call"):
-        session.note(f"tool call {item.get('name')}: "
-                     f"{item.get('arguments') or item.get('input') or ''}")
+        given = item.get("arguments") or item.get("input") or ""
+        session.note(f"tool call {item.get('name')}: {given}")
+        session.call(str(item.get("name")), _json_or_text(given), str(item.get("call_id") or ""))
     elif kind == "local_shell_call":
         session.note(f"tool call shell: {json.dumps(item.get('action'), sort_keys=True)}")
+        session.call("shell", item.get("action"), str(item.get("call_id") or ""))
     elif kind in ("function_call_output", "custom_tool_call_output"):
         output = item.get("output")
         if isinstance(output, dict):
             output = output.get("content") or json.dumps(output, sort_keys=True)
         session.note(f"tool result: {output}")
+        text, ok = _codex_output(output)
+        session.result(str(item.get("call_id") or ""), text, ok)
+
+
+def _json_or_text(given: Any) -> Any:
+    if isinstance(given, str):
+        try:
+            return json.loads(given)
+        except json.JSONDecodeError:
+            return given
+    return given
+
+
+def _codex_output(output: Any) -> tuple[str, bool]:
+    """A function call's output text and whether it worked: the newer rollouts wrap it
+    as ``{"output": ..., "metadata": {"exit_code": ...}}`` (a JSON string)."""
+    found = _json_or_text(output)
+    if isinstance(found, dict) and "output" in found:
+        code = (found.get("metadata") or {}).get("exit_code") \
+            if isinstance(found.get("metadata"), dict) else None
+        return str(found["output"]), code in (None, 0)
+    return str(output if output is not None else ""), True
 
 
 def read_codex(path: Path) -> Session:

@@ -1,0 +1,129 @@
+"""One agentic pair: each recorded user turn asked again with the tools of
+``ReplayTools``, each answer's edit blocks applied to the pair's clone, then the final
+tests in the sandbox.
+
+Tokens within turns: the agent measures its tool loop's steps apart from the answer
+(``StepMeasuringAgent``), so a row says how many prompt tokens each turn's steps sent
+and how many its answer did; a backend's own memory calls stay out of both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory import edits
+from memory.agent import Agent
+from memory.jail.tree import TreeJail
+from memory.tools.box import RepoTools
+from memory.tools.consent import ConsentPolicy
+from memory.tools.run import Limits as RunLimits
+from memory.tools.run import RunTool
+from replay.agentic.checkout import checkout, final_tests
+from replay.agentic.source import AgenticSession
+from replay.agentic.tools import ReplayTools
+from replay.core.names import safe_name
+
+if TYPE_CHECKING:
+    from memory.backends import Backend
+    from memory.types import ContextPack, Turn
+    from replay.benchmark import Tick
+    from replay.core.runner import Replay
+
+STEPS = "steps_usage"  # turn.meta["tools"] key: the tool loop's own usage
+EDIT_NOTE = ("\n\nYou may read, search and list the repository's files and run its tests "
+             "('tests') with your tools before you answer. To change a file, put edit "
+             "blocks in your answer; they are applied to the repository.\n\n")
+
+
+class StepMeasuringAgent(Agent):
+    """An Agent whose tool loop's usage is noted in ``turn.meta["tools"]``."""
+
+    @classmethod
+    def adopt(cls, agent: Agent, system_prompt: str) -> StepMeasuringAgent:
+        config = dataclasses.replace(agent.config, system_prompt=system_prompt)
+        return cls(agent.backend, agent.llm, agent.env, agent.transcript, config=config,
+                   backends=agent.backends)
+
+    async def _use_tools(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
+        before = self.llm.ledger.copy()
+        await super()._use_tools(backend, turn, pack)
+        used = self.llm.ledger.since(before).get("memory")
+        if "tools" in turn.meta:
+            turn.meta["tools"][STEPS] = {"prompt_tokens": used.prompt_tokens,
+                                         "completion_tokens": used.completion_tokens,
+                                         "calls": used.calls}
+
+
+def _apply(root: Path, turn: Turn, index: Any) -> dict[str, Any]:
+    """The answer's edit blocks applied and committed in the clone (all or nothing)."""
+    if not edits.has_blocks(turn.assistant):
+        return {"edit": "none"}
+    prepared = edits.prepare(root, turn.assistant, index=index)
+    if not prepared.ok:
+        return {"edit": "refused", "why": prepared.message}
+    applied = edits.apply(prepared, request=turn.user)
+    if not applied.ok:
+        return {"edit": "refused", "why": applied.message}
+    return {"edit": "applied", "paths": list(applied.paths), "commit": applied.commit}
+
+
+def turn_row(turn: Turn, edit: dict[str, Any]) -> dict[str, Any]:
+    tools = turn.meta.get("tools") or {}
+    steps = tools.get(STEPS) or {}
+    answer = turn.usage.get("answer")
+    calls = tools.get("calls") or []
+    row = {"steps": int(tools.get("steps", 0)),
+           "step_prompt_tokens": int(steps.get("prompt_tokens", 0)),
+           "answer_prompt_tokens": answer.prompt_tokens,
+           "calls": [{"function": c.get("function"), "answered": c.get("answered", "")}
+                     for c in calls],
+           "error": turn.error or "", **edit}
+    row["prompt_tokens"] = row["step_prompt_tokens"] + row["answer_prompt_tokens"]
+    return row
+
+
+async def drive_agentic(replay: Replay, source: AgenticSession, name: str,
+                        result: dict[str, Any], tick: Tick) -> Agent:
+    config = replay.config
+    repo = config.repo or Path(source.repo)
+    work = replay.work / "agentic" / safe_name(f"{source.id}__{name}") / "repo"
+    sha = await asyncio.to_thread(checkout, repo, source.commit, work)
+    async with replay.lock:
+        index = await asyncio.to_thread(replay.plain_index, work)
+    base = replay.agent(source, name, index)
+    agent = StepMeasuringAgent.adopt(base, base.config.system_prompt + EDIT_NOTE
+                                     + edits.EDIT_FORMAT)
+    runner = RunTool(work, ConsentPolicy.preallowed(), TreeJail(),
+                     RunLimits(timeout=config.limits.timeout))
+    tools = ReplayTools(source.log, RepoTools(work, index, constrained=agent.llm.constrained()),
+                        runner)
+    agent.tools = tools
+    total = len(source.queries) + 1
+    turns: list[dict[str, Any]] = []
+    for n, query in enumerate(source.queries):
+        tools.turn = n
+        turn = await agent.ask(query)
+        edit = await asyncio.to_thread(_apply, work, turn, index) if turn.ok else {"edit": "none"}
+        if edit["edit"] == "applied":
+            tools.changed.update(edit["paths"])
+            async with replay.lock:
+                await asyncio.to_thread(index.refresh)
+        turns.append(turn_row(turn, edit))
+        tick(n + 1, total)
+    verdict = await asyncio.to_thread(final_tests, work, source.tests, config.limits)
+    result["origin"], result["skipped_records"] = source.origin, source.skipped
+    result["sandbox"] = verdict.sandbox or None
+    result["agentic"] = {
+        "commit": sha, "commit_recorded": bool(source.commit), "turns": turns,
+        "step_prompt_tokens": sum(t["step_prompt_tokens"] for t in turns),
+        "answer_prompt_tokens": sum(t["answer_prompt_tokens"] for t in turns),
+        "prompt_tokens_in_turns": sum(t["prompt_tokens"] for t in turns),
+        "steps": sum(t["steps"] for t in turns),
+        "answered": dict(tools.answered), "recorded": source.log.counts(),
+        "edits_applied": sum(1 for t in turns if t["edit"] == "applied"),
+        "edits_refused": sum(1 for t in turns if t["edit"] == "refused"),
+        "tests": verdict.as_dict(), "tests_pass": verdict.passed}
+    return agent
