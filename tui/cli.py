@@ -1,4 +1,5 @@
-"""The ``engram`` command line: headless ask / chat / index / backends.
+"""The ``engram`` command line: headless ask / chat (``--apply``: edits applied and
+committed, memory/acting.py) / index / backends.
 
 Heavy modules (litellm, torch, lancedb) are imported inside the commands, so
 ``engram --help`` answers at once.
@@ -22,8 +23,10 @@ from tui.cli_options import (
     EXIT_USAGE,
     SUBCOMMANDS,
     TIMEOUT_HELP,
+    acting_arguments,
     backend_opt_argument,
     backend_options,
+    check_acting,
     llm_timeout,
     say,
     seconds,
@@ -73,7 +76,7 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
     return session
 
 
-async def _answer(session: Any, query: str, out: TextIO) -> bool:
+async def _answer(session: Any, query: str, out: TextIO, bench: Any = None) -> bool:
     def echo(piece: str) -> None:
         out.write(piece)
         out.flush()
@@ -83,21 +86,73 @@ async def _answer(session: Any, query: str, out: TextIO) -> bool:
     out.flush()
     if not turn.ok:
         say(f"the answer failed: {turn.error}")
+    if bench is not None:
+        await asyncio.to_thread(_act, session, bench, turn)
     return turn.ok
+
+
+def _workbench(session: Any, args: argparse.Namespace) -> Any:
+    """With ``--apply``: the session's Workbench (commands allowed in advance only with
+    ``--allow-commands``); what the engine will refuse is said on stderr first."""
+    if not args.apply:
+        return None
+    from memory.acting import Workbench
+    from memory.edits import gitstate
+    from memory.tools.consent import ConsentPolicy
+
+    root = session.agent.env.repo.root
+    consent = ConsentPolicy.preallowed() if args.allow_commands else ConsentPolicy.deny_all()
+    bench = Workbench(session.agent, root, consent)
+    try:
+        dirty = [line for line in gitstate.text(root, "status", "--porcelain").splitlines()
+                 if line.strip()]
+        busy = gitstate.operation_in_progress(root)
+    except gitstate.GitFailed as exc:
+        raise CLIError(str(exc)) from exc
+    if busy:
+        say(f"--apply: the repository is in the middle of {busy}: every edit will be "
+            "refused until it is finished")
+    if dirty:
+        say(f"--apply: {len(dirty)} path(s) have uncommitted changes or are untracked: an "
+            "edit to one of them is refused (nothing is stashed or written), and they stay "
+            "out of engram's commits")
+    if args.allow_commands and (why := bench.tools.runner.jail.available()) is not None:
+        say(f"--allow-commands: the sandbox does not work here ({why}); no command will run")
+    return bench
+
+
+def _act(session: Any, bench: Any, turn: Any) -> None:
+    """Apply the turn's edits, if it has any, and say what happened on stderr."""
+    prepared = bench.propose(turn)
+    if prepared is None:
+        return
+    applied = bench.apply(prepared, turn)  # a refused proposal is recorded as refused too
+    if not applied.ok:
+        print(f"engram: edit refused: {applied.message}", file=sys.stderr)
+        return
+    print(f"engram: edit applied: {', '.join(applied.paths)} (commit {applied.commit[:10]})",
+          file=sys.stderr)
+    try:
+        session.agent.env.repo.refresh()  # the next turn's context sees the new content
+    except Exception as exc:  # the commit stands; the index catches up next time
+        say(f"the index could not be refreshed after the edit: {exc}")
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    check_acting(args)
     console = Console(stderr=True)
     session = _session(args, console)
     console.print(f"[dim]model {session.agent.llm.model}, backend {args.backend}[/dim]")
-    ok = asyncio.run(_answer(session, args.question, sys.stdout))
+    bench = _workbench(session, args)
+    ok = asyncio.run(_answer(session, args.question, sys.stdout, bench))
     structured_summary(session.agent, console)
     return 0 if ok else 1
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
+    check_acting(args, headless=args.headless)
     if not args.headless:
         return run_app([args.repo, "--backend", args.backend, "--max-tokens",
                         str(args.max_tokens)] + (["--model", args.model] if args.model else [])
@@ -111,13 +166,14 @@ def cmd_chat(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     session = _session(args, console)
     console.print(f"[dim]session {session.session_id}: {session.transcript_path}[/dim]")
+    bench = _workbench(session, args)
 
     async def loop() -> int:
         failures = 0
         for line in sys.stdin:
             query = line.strip()
             if query:
-                failures += 0 if await _answer(session, query, sys.stdout) else 1
+                failures += 0 if await _answer(session, query, sys.stdout, bench) else 1
         await session.agent.end_session()  # cards keeps a summary for later sessions
         structured_summary(session.agent, console)
         return 1 if failures else 0
@@ -201,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="memory backends keep one store per repository, shared by sessions")
         backend_opt_argument(p)
         model_arguments(p)
+        acting_arguments(p)
 
     ask = sub.add_parser("ask", help="answer one question about the repository")
     ask.add_argument("question")

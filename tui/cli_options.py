@@ -63,3 +63,22 @@ def backend_opt_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
                         help="a backend hyperparameter, repeatable (e.g. compact_turns=6, "
                              "memgpt_window=2000; `engram backends` lists them)")
+
+
+def acting_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--apply`` and ``--allow-commands`` (headless: memory/acting.py's Workbench)."""
+    parser.add_argument("--apply", action="store_true",
+                        help="apply each answer's edits and commit them without asking "
+                             "(only inside the repository; a file with uncommitted changes "
+                             "is refused, other changes stay out of the commit)")
+    parser.add_argument("--allow-commands", action="store_true",
+                        help="with --apply: run the commands the model asks for without "
+                             "asking, still in the sandbox (a copy of the tree, no network)")
+
+
+def check_acting(args: argparse.Namespace, headless: bool = True) -> None:
+    """CLIError for flags that do not go together."""
+    if args.allow_commands and not args.apply:
+        raise CLIError("--allow-commands needs --apply")
+    if args.apply and not headless:
+        raise CLIError("--apply needs --headless (the app shows each edit and asks)")

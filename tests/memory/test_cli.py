@@ -107,3 +107,124 @@ def test_timeout_comes_from_the_flag_else_the_config_file(
     with pytest.raises(SystemExit):
         main([*args, "--timeout", "0"])
     assert "positive number of seconds" in capsys.readouterr().err
+
+
+# -- headless --apply (memory/acting.py's Workbench) ----------------------------------------
+STEP = "Before you answer, you may call one of your"
+GREET = ("Done.\n@@@ EDIT app/db.py\n@@@ SEARCH\ndef connect(url, timeout=5):\n@@@ REPLACE\n"
+         "def connect(url, timeout=10):\n@@@ END\n")
+BROKEN = "@@@ EDIT app/db.py\n@@@ SEARCH\ndef nowhere():\n@@@ REPLACE\ndef x():\n@@@ END\n"
+
+
+def acting_model(script, answers: dict[str, str], steps: list[str] | None = None) -> None:
+    """The scripted model: the tool loop's steps in order (then answer), an answer by query."""
+    import json
+
+    steps = list(steps or [])
+
+    def reply(messages):
+        if STEP in messages[0]["content"]:
+            return steps.pop(0) if steps else json.dumps({"call": {"function": "answer"}})
+        return answers.get(messages[-1]["content"], "no edit")
+    script.default = reply
+
+
+def run_command(command: str) -> str:
+    import json
+
+    return json.dumps({"call": {"function": "run", "command": command,
+                                "request_heartbeat": False}})
+
+
+def headless(repo, data, *flags: str) -> list[str]:
+    return ["chat", "--headless", "--repo", str(repo), "--model", "scripted/t",
+            "--backend", "rag", "--data-dir", str(data), *flags]
+
+
+def session_of(data):
+    [path] = data.glob("repos/*/sessions/*.jsonl")
+    return read_transcript(path)
+
+
+def git_out(repo, *args: str) -> str:
+    from tests.conftest import git
+
+    return git(repo, *args)
+
+
+def test_headless_apply_commits_each_answers_edits_and_says_what_it_did(
+        demo_repo, tmp_path, script, monkeypatch, capsys):
+    acting_model(script, {"longer timeout": GREET, "break it": BROKEN})
+    monkeypatch.setattr(sys, "stdin", iter(["longer timeout\n", "break it\n", "just talk\n"]))
+    data = tmp_path / "data"
+    before = (demo_repo / "app/db.py").read_text()
+    assert main(headless(demo_repo, data, "--apply")) == 0
+    err = capsys.readouterr().err
+    sha = git_out(demo_repo, "rev-parse", "HEAD").strip()
+    assert f"edit applied: app/db.py (commit {sha[:10]})" in err
+    assert "edit refused: nothing to apply: nothing was written" in err
+    assert "block 1 (app/db.py):" in err and "not in the file" in err
+    assert (demo_repo / "app/db.py").read_text() == before.replace("timeout=5", "timeout=10")
+    assert git_out(demo_repo, "log", "-1", "--format=%s").strip() == "engram: longer timeout"
+    assert git_out(demo_repo, "status", "--porcelain") == ""
+    records = [(r.op, r.turn, r.ok) for r in session_of(data).edits]
+    assert records == [("proposed", 0, True), ("applied", 0, True),
+                       ("proposed", 1, False), ("refused", 1, False)]
+    assert session_of(data).problems == []
+
+
+def test_headless_apply_on_a_dirty_tree_refuses_that_file_and_keeps_the_others(
+        demo_repo, tmp_path, script, monkeypatch, capsys):
+    acting_model(script, {"longer timeout": GREET})
+    mine = (demo_repo / "app/db.py").read_text() + "# my own work\n"
+    (demo_repo / "app/db.py").write_text(mine)
+    (demo_repo / "README.md").write_text("mine too\n")
+    monkeypatch.setattr(sys, "stdin", iter(["longer timeout\n"]))
+    assert main(headless(demo_repo, tmp_path / "d", "--apply")) == 0
+    err = capsys.readouterr().err
+    assert "2 path(s) have uncommitted changes" in err
+    assert "edit refused:" in err and "(app/db.py): has uncommitted changes" in err
+    assert (demo_repo / "app/db.py").read_text() == mine
+    assert (demo_repo / "README.md").read_text() == "mine too\n"
+    assert git_out(demo_repo, "log", "--format=%s").splitlines() == ["init"]
+
+
+def test_headless_commands_run_only_with_allow_commands_and_in_the_sandbox(
+        demo_repo, tmp_path, script, monkeypatch, capsys):
+    command = "sh -c 'echo made-in-jail > made.txt; cat made.txt'"
+    acting_model(script, {}, [run_command(command)])
+    monkeypatch.setattr(sys, "stdin", iter(["make a file\n"]))
+    assert main(headless(demo_repo, tmp_path / "a", "--apply")) == 0
+    [call] = session_of(tmp_path / "a").tool_calls
+    assert call.function == "run" and not call.ok and call.data["consent"] == "no-asker"
+    assert "nothing was run" in call.result
+    acting_model(script, {}, [run_command(command)])
+    monkeypatch.setattr(sys, "stdin", iter(["make a file\n"]))
+    assert main(headless(demo_repo, tmp_path / "b", "--apply", "--allow-commands")) == 0
+    [call] = session_of(tmp_path / "b").tool_calls
+    assert call.ok and call.data["consent"] == "preallowed" and "made-in-jail" in call.result
+    assert not (demo_repo / "made.txt").exists()  # the jail writes nothing back
+    capsys.readouterr()
+
+
+def test_ask_applies_with_the_same_flag(demo_repo, tmp_path, script, capsys):
+    acting_model(script, {"longer timeout": GREET})
+    assert main(["ask", "longer timeout", "--repo", str(demo_repo), "--model", "scripted/t",
+                 "--data-dir", str(tmp_path / "d"), "--apply"]) == 0
+    assert "edit applied: app/db.py" in capsys.readouterr().err
+    assert "timeout=10" in (demo_repo / "app/db.py").read_text()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["chat", "--headless", "--allow-commands"], "--allow-commands needs --apply"),
+    (["chat", "--apply"], "--apply needs --headless"),
+    (["ask", "q", "--allow-commands"], "--allow-commands needs --apply"),
+    (["chat", "--headless", "--apply", "--repo", "{plain}"], "not a git repository"),
+])
+def test_headless_apply_refuses_bad_input_with_exit_2(tmp_path, capsys, flags, message):
+    (tmp_path / "plain").mkdir()
+    args = [f.format(plain=tmp_path / "plain") for f in flags]
+    assert main([*args, "--model", "scripted/t", "--data-dir", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "d").exists() or not list((tmp_path / "d").rglob("*.jsonl"))
