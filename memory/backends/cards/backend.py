@@ -2,10 +2,11 @@
 
 ``observe`` grows an instance context graph (``graph``, built by
 ``build``): the developer's facts with their subjects and repository
-locations, the symbols and files they are about, the code the assistant wrote and
-the failures seen in the chat, joined by containment, similarity, conflict
-(revisions: the earlier unit is superseded and never shown again), precondition and
-task edges.
+locations, the symbols and files they are about, the code the assistant wrote, the
+failures seen in the chat and the test runs among a turn's tool calls (``outcomes``: a
+later run revises the failures it makes out of date), joined by containment,
+similarity, conflict (revisions: the earlier unit is superseded and never shown
+again), precondition and task edges.
 
 ``context`` gathers candidates (lexical overlap, vector similarity, every current
 fact about a function the query names, the top repository functions for the query,
@@ -45,6 +46,7 @@ from memory.backends.cards.experience import (
     summarise,
 )
 from memory.backends.cards.graph import ContextGraph, Node
+from memory.backends.cards.outcomes import TestOutcomes
 from memory.backends.cards.pack import PACKINGS, Packed, pack
 from memory.backends.cards.score import (
     Candidate,
@@ -80,6 +82,8 @@ class CardsBackend:
         self.env = env
         self.graph = ContextGraph()
         self.builder = GraphBuilder(env, self.graph)
+        self.tests = TestOutcomes(self.graph, self.builder.resolve, self.builder.symbol,
+                                  env.count)
         self.packing = _option(env, "cards_packing", "post", PACKINGS)
         scorer = _option(env, "cards_scorer", "proxy", SCORERS)
         self.scorer: Scorer = (LLMScorer(self.graph, env.llm) if scorer == "llm"
@@ -140,6 +144,12 @@ class CardsBackend:
         for node in stale:
             self.journal.op("STALE", node.id, node.stale)
         report = await self.builder.add_turn(turn)
+        tested = self.tests.add_turn(turn)  # test runs among the turn's tool calls
+        for node in tested.added:  # the units of one turn belong to one task
+            for other in report.added:
+                self.graph.link(*sorted((node.id, other.id)), "task")
+        report.added += tested.added
+        report.superseded += tested.superseded
         for node in report.added:
             if node.type != "code":
                 continue

@@ -141,6 +141,12 @@ def compile_card(node: Node, judgment: Judgment, utility: float,
         trigger = f"when you change or run {where or 'the failing code'} again"
         evidence = f"{quote(node.content, 40)} ({node.source})"
         failure = "the same failure comes back."
+    elif node.type == "tests":
+        trigger = "when you change the code these tests cover, or run them again"
+        evidence = f"{quote(node.content, 80)} ({node.source})"
+        failure = "the answer relies on an outdated test result." + (
+            " It is the latest run: earlier results it revised no longer hold."
+            if revised else "")
     elif node.type == "summary":
         trigger = "when the request touches work done in an earlier session"
         evidence = quote(node.content, 120)

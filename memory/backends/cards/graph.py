@@ -2,7 +2,8 @@
 
 Nodes are what a later decision may need (CICL's context units): facts the developer
 stated, repository symbols and files they are about, code the assistant wrote,
-failures (tracebacks, test output) seen in the chat, summaries of earlier sessions.
+failures (tracebacks, test output) seen in the chat, test runs among the tool calls
+(``tests``: a command's outcome), summaries of earlier sessions.
 Each has an id, a type, a source, its content, its token cost and a confidence.
 
 Edges: ``contains`` (fact, code or failure -> the symbol or file it is about),
@@ -30,7 +31,7 @@ import numpy as np
 
 from memory.embed import cosine
 
-NODE_TYPES = ("fact", "symbol", "file", "code", "failure", "summary")
+NODE_TYPES = ("fact", "symbol", "file", "code", "failure", "tests", "summary")
 EDGE_TYPES = ("contains", "similar", "conflict", "precondition", "task")
 
 REVISE = 0.92  # cosine from which a same-subject fact revises the earlier one
@@ -311,7 +312,7 @@ class ContextGraph:
                    threshold: float = SIMILAR) -> list[tuple[Node, float]]:
         """Current nodes (facts, code, failures, summaries) close to ``vector``."""
         ids = [i for i, n in self.nodes.items() if i != node.id and n.current
-               and n.type in ("fact", "code", "failure", "summary") and i in self.vectors]
+               and n.type in ("fact", "code", "failure", "tests", "summary") and i in self.vectors]
         if not ids:
             return []
         sims = cosine(vector, np.stack([self.vectors[i] for i in ids]))

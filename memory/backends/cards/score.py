@@ -41,7 +41,7 @@ REPO_TYPES = ("symbol", "file")
 # points at, and, when the query names a subject, a unit about another subject. It may
 # inform the answer; it rarely changes the next action (shift and necessity scaled).
 BACKGROUND = 0.25
-TYPE_PRIOR = {"fact": 0.15, "failure": 0.15, "summary": 0.1, "code": 0.1,
+TYPE_PRIOR = {"fact": 0.15, "failure": 0.15, "tests": 0.15, "summary": 0.1, "code": 0.1,
               "symbol": 0.0, "file": 0.0}
 
 
@@ -126,7 +126,7 @@ class ProxyScorer:
         prior = 0.0 if background else TYPE_PRIOR.get(node.type, 0.0)
         if node.type == "fact":  # the current statement about the queried subject
             necessity = 1.0 if named else relevance + prior + (0.5 if linked else 0.0)
-        elif node.type in ("code", "failure"):
+        elif node.type in ("code", "failure", "tests"):
             necessity = (0.8 if named else 0.4 if linked else 0.0) + 0.5 * relevance
         else:
             necessity = (0.5 if named else 0.4 if linked else 0.0) + 0.6 * relevance
@@ -177,6 +177,8 @@ def _with_action(node: Node, where: str) -> str:
         return f"use the latest version of {where} written in this session"
     if node.type == "failure":
         return f"check why {where} failed before changing it again"
+    if node.type == "tests":
+        return "check the latest test results before changing the code they cover"
     if node.type == "summary":
         return "use what an earlier session decided"
     return f"read {where} before calling or changing it"
