@@ -228,3 +228,36 @@ def test_headless_apply_refuses_bad_input_with_exit_2(tmp_path, capsys, flags, m
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "d").exists() or not list((tmp_path / "d").rglob("*.jsonl"))
+
+
+@pytest.mark.slow
+def test_headless_apply_with_the_real_small_model_never_half_writes(
+        tmp_path, monkeypatch, capsys):
+    from tests.conftest import make_repo
+
+    source = 'def greet():\n    return "hi"\n'
+    repo = make_repo(tmp_path / "tiny", {"greet.py": source, "README.md": "# tiny\n"})
+    head = git_out(repo, "rev-parse", "HEAD").strip()
+    monkeypatch.setattr(sys, "stdin", iter(["In greet.py, make greet return \"hello\" "
+                                            "instead of \"hi\".\n"]))
+    data = tmp_path / "data"
+    code = main(["chat", "--headless", "--apply", "--repo", str(repo), "--model",
+                 "local/smollm2", "--data-dir", str(data), "--max-tokens", "96"])
+    err = capsys.readouterr().err
+    transcript = session_of(data)
+    print("edits:", [(r.op, r.ok, r.message[:120]) for r in transcript.edits])
+    assert code == 0 and transcript.problems == []
+    [turn] = transcript.turns
+    assert turn.ok and turn.user.startswith("In greet.py")
+    assert git_out(repo, "status", "--porcelain") == ""  # nothing half-written, nothing left
+    applied = [r for r in transcript.edits if r.op == "applied"]
+    if applied:
+        [record] = applied
+        assert git_out(repo, "rev-parse", "HEAD").strip() == record.commit
+        assert git_out(repo, "rev-parse", "HEAD^").strip() == head
+        assert f"edit applied: {', '.join(record.paths)}" in err
+    else:
+        assert git_out(repo, "rev-parse", "HEAD").strip() == head
+        assert (repo / "greet.py").read_text() == source
+        proposed = [r for r in transcript.edits if r.op == "proposed"]
+        assert all(not r.ok for r in proposed) and ("edit refused" in err) == bool(proposed)
