@@ -30,16 +30,15 @@ def agentic_rows(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return rows
 
 
-AGENTIC_COLUMNS = (("tests pass ↑", "tests_pass", 2), ("in-turn prompt tok/turn ↓",
-                   "prompt_tokens_in_turns", 0), ("steps tok/turn", "step_prompt_tokens", 0),
-                   ("answer tok/turn", "answer_prompt_tokens", 0), ("steps/turn", "steps", 1),
-                   ("from record", "record", 0), ("live reads", "live", 0),
-                   ("jail runs", "jail", 0), ("refused", "refused", 0))
+AGENTIC_COLUMNS = (("tests pass ↑", "tests_pass", 2), ("turn tok ↓", "prompt_tokens_in_turns", 0),
+                   ("step tok", "step_prompt_tokens", 0), ("answer tok", "answer_prompt_tokens", 0),
+                   ("steps", "steps", 1), ("record", "record", 0), ("live", "live", 0),
+                   ("jail", "jail", 0), ("refused", "refused", 0))
 AGENTIC_LEGEND = (
     "Agentic sessions replayed with their tools: tests pass: share of pairs whose final "
-    "tests pass in the sandbox (the replayed answers' edits applied); in-turn prompt "
-    "tok/turn: prompt tokens the tool loop's steps and the answer sent, per turn (steps "
-    "and answer apart); from record / live reads: the replayed model's reads answered "
-    "from the recorded session / by the real tool on the repository at the session's "
-    "commit (asked something new); jail runs: test commands run again in the jail; "
-    "refused: other commands not in the record (not run).")
+    "tests pass in the sandbox (the replayed answers' edits applied); turn tok: prompt "
+    "tokens sent within a turn, per turn: the tool loop's steps (step tok) and the answer "
+    "(answer tok); steps: tool-loop steps per turn; record / live: the replayed model's "
+    "reads answered from the recorded session / by the real tool on the repository at the "
+    "session's commit (asked something new, or a file the replay edited); jail: test "
+    "commands run again in the jail; refused: other commands not in the record (not run).")

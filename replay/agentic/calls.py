@@ -186,8 +186,9 @@ def foreign_call(tool: str, given: Any, root: str) -> tuple[str, dict[str, Any],
                                        {"glob": f"{folder}/*" if folder else ""}), "read"
     if tool in ("Bash", "shell", "local_shell", "exec_command"):
         command = given.get("command") if "command" in given else given.get("cmd")
-        words = command if isinstance(command, list) else _split(str(command or ""))
-        return shell_call([str(w) for w in words], root)
+        if isinstance(command, list):
+            return shell_call([str(w) for w in command], root)
+        return shell_call(_split(str(command or "")), root, str(command or ""))
     if tool in EDITS:
         return "edit", canonical("edit", given), "edit"
     return tool, dict(given), "other"
@@ -200,11 +201,14 @@ def _split(command: str) -> list[str]:
         return command.split()
 
 
-def shell_call(words: list[str], root: str) -> tuple[str, dict[str, Any], str]:
-    """A shell command in engram's terms: a read it is one of, a test, or a command."""
+def shell_call(words: list[str], root: str,
+               text: str = "") -> tuple[str, dict[str, Any], str]:
+    """A shell command (its words, and its text when it was given as one) in engram's
+    terms: a read it is one of, a test, or a command."""
     if len(words) >= 3 and PurePosixPath(words[0]).name in SHELLS and words[1] in ("-c", "-lc"):
-        words = _split(words[2])
-    command = shlex.join(words)
+        text = words[2]
+        words = _split(text)
+    command = text.strip() or shlex.join(words)
     if is_test(command):
         return "run", canonical("run", {"command": command}), "test"
     read = _shell_read(words, root)
