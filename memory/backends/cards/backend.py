@@ -143,6 +143,9 @@ class CardsBackend:
         stale = await asyncio.to_thread(self.watch.check, self.graph) if self.watch else []
         for node in stale:
             self.journal.op("STALE", node.id, node.stale)
+        valid = self.watch.revalidated if self.watch else []
+        for node in valid:
+            self.journal.op("VALID", node.id, "its code is back to what it was (undone)")
         report = await self.builder.add_turn(turn)
         tested = self.tests.add_turn(turn)  # test runs among the turn's tool calls
         for node in tested.added:  # the units of one turn belong to one task
@@ -181,7 +184,8 @@ class CardsBackend:
         self._digest.update(turn.index, *(f"{n.id}\0{n.content}\0{n.subject}"
                                           for n in report.added),
                             *(f"{new.id}>{old.id}" for new, old in report.superseded),
-                            *(f"stale:{n.id}:{n.stale}" for n in stale), len(self.graph.edges))
+                            *(f"stale:{n.id}:{n.stale}" for n in stale),
+                            *(f"valid:{n.id}" for n in valid), len(self.graph.edges))
 
     async def observe_many(self, turns: list[Turn]) -> None:
         for turn in turns:

@@ -3,9 +3,13 @@ blob of its file and the symbol's code when it was true.
 
 At every observed turn the files of anchored units are compared with the work tree
 (``git hash-object``); a changed file is re-chunked, and a unit whose symbol's code
-changed or vanished is marked ``stale: changed in <sha>`` (HEAD's short sha when a
-commit moved it, else "the working tree"). A symbol whose code is still the same is
-re-validated: its anchor moves to the new blob. No model is involved.
+changed or vanished is marked ``stale: changed in <sha>`` (the short sha of the last
+commit since the anchor that touched the file, else "the working tree"). A commit
+engram's edit engine made (``memory.edits``: its message carries the ``Engram-Edit``
+trailer) is a change like any other, and the reason says so ("by engram's edit").
+A symbol whose code is still the same is re-validated: its anchor moves to the new
+blob; a stale unit whose symbol's code is back to what it was (``/undo``, a revert) is
+valid again (``check`` lists it in ``revalidated``). No model is involved.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from pathlib import Path
 from memory import _git
 from memory.backends.cards.graph import ContextGraph, Node
 from memory.chunks import chunk_file
+from memory.edits import is_engram_commit
+from memory.edits.gitstate import GitFailed
+from memory.edits.gitstate import text as git_text
 
 
 def _code_hash(code: str) -> str:
@@ -35,16 +42,19 @@ class StalenessWatch:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.anchors: dict[str, Anchor] = {}
+        self.revalidated: list[Node] = []  # stale units valid again at the last check
 
     def _blob(self, path: str) -> str:
         return _git.blob_id(self.root, path)
 
-    def _code(self, location: str) -> str | None:
-        """The symbol's code in the work tree now, or None when it is gone."""
+    def _code(self, location: str, head: str = "") -> str | None:
+        """The symbol's code in the work tree now (in commit ``head`` when given), or None
+        when it is gone."""
         path = location.partition("::")[0]
         try:
-            data = (self.root / path).read_bytes()
-        except OSError:
+            data = (self.root / path).read_bytes() if not head else \
+                git_text(self.root, "show", f"{head}:{path}").encode("utf-8", "surrogateescape")
+        except (OSError, GitFailed):
             return None
         for chunk in chunk_file(path, data):
             if chunk.location == location:
@@ -63,26 +73,50 @@ class StalenessWatch:
                                        _code_hash(code), _git.head(self.root))
 
     def check(self, graph: ContextGraph) -> list[Node]:
-        """Mark the units whose symbol changed since they were anchored; returns them."""
+        """Mark the units whose symbol changed since they were anchored; returns them.
+        Units whose symbol is back to its anchored code are cleared (``revalidated``)."""
         blobs: dict[str, str] = {}
         marked: list[Node] = []
+        self.revalidated = []
         head = ""
         for node_id, anchor in self.anchors.items():
             node = graph.nodes.get(node_id)
-            if node is None or node.stale or not node.current:
+            if node is None or not node.current:
                 continue
             path = anchor.location.partition("::")[0]
             if path not in blobs:
                 blobs[path] = self._blob(path)
-            if blobs[path] == anchor.blob:
+            if blobs[path] == anchor.blob and not node.stale:
                 continue
             code = self._code(anchor.location)
             if code is not None and _code_hash(code) == anchor.code:
                 anchor.blob = blobs[path]  # re-validated: the symbol is unchanged
+                if node.stale:
+                    node.stale = ""
+                    self.revalidated.append(node)
+                continue
+            if node.stale:
                 continue
             head = head or _git.head(self.root)
-            where = head[:8] if head and head != anchor.head else "the working tree"
+            committed = self._code(anchor.location, head) if head else None
+            where = self._changed_in(anchor, path, head) if committed is None or \
+                _code_hash(committed) != anchor.code else "the working tree"
             node.stale = f"{anchor.location} changed in {where}" if code is not None \
                 else f"{anchor.location} removed in {where}"
             marked.append(node)
         return marked
+
+    def _changed_in(self, anchor: Anchor, path: str, head: str) -> str:
+        """Where ``path`` changed since ``anchor``: the last commit since then that touched
+        it (noting an edit engram committed), else the working tree."""
+        if not head or head == anchor.head:
+            return "the working tree"
+        since = f"{anchor.head}..{head}" if anchor.head else head
+        try:
+            out = git_text(self.root, "log", "-1", "--format=%H%x00%B", since, "--", path)
+        except GitFailed:
+            return head[:8]
+        sha, _, body = out.partition("\0")
+        if not sha.strip():
+            return "the working tree"  # commits since, none of them to this file
+        return sha.strip()[:8] + (" by engram's edit" if is_engram_commit(body) else "")
