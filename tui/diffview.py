@@ -4,6 +4,7 @@ The edit screen and the turn's edit panel both show diffs this way."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -48,3 +49,44 @@ def diff_stats(diff: str) -> tuple[int, int]:
         elif line.startswith("-") and not line.startswith("---"):
             removed += 1
     return added, removed
+
+
+EDIT_MARKER = re.compile(r"^\s*@{3,}\s*(EDIT|SEARCH|REPLACE|END)\b", re.I)
+FENCE = re.compile(r"^\s*(```|~~~)")
+BLOCK_FENCE = "````"  # longer than the ``` a model may put inside a block
+
+
+def fence_edit_blocks(answer: str) -> str:
+    """``answer`` for display as Markdown: each run of edit blocks (``@@@ EDIT`` to its
+    last ``@@@ END``) outside a code fence put in one, so its lines stay lines. Only what
+    is shown changes; the answer itself is never rewritten."""
+    out: list[str] = []
+    lines = answer.split("\n")
+    in_fence = in_block = False
+    for i, line in enumerate(lines):
+        marker = EDIT_MARKER.match(line)
+        if in_block:
+            out.append(line)
+            if marker and marker.group(1).upper() == "END" and not _more_blocks(lines, i + 1):
+                out.append(BLOCK_FENCE)
+                in_block = False
+            continue
+        if not in_fence and marker and marker.group(1).upper() != "END":
+            out += [BLOCK_FENCE + "text", line]
+            in_block = True
+            continue
+        if FENCE.match(line):
+            in_fence = not in_fence
+        out.append(line)
+    if in_block:
+        out.append(BLOCK_FENCE)
+    return "\n".join(out)
+
+
+def _more_blocks(lines: list[str], start: int) -> bool:
+    """Whether the next non-blank line after ``start`` opens another block part."""
+    for line in lines[start:]:
+        if line.strip():
+            marker = EDIT_MARKER.match(line)
+            return bool(marker) and marker.group(1).upper() in ("EDIT", "SEARCH", "REPLACE")
+    return False

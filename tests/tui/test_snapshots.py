@@ -6,6 +6,7 @@ Regenerate after an intended change: pytest tests/tui/test_snapshots.py --snapsh
 from __future__ import annotations
 
 from .conftest import ready
+from .test_acting import jail
 from .test_app import send
 
 
@@ -143,3 +144,33 @@ def test_every_snapshot_file_has_its_test():
     tests = {name for name in globals() if name.startswith("test_")}
     files = {path.stem for path in folder.glob("*.svg")}
     assert files and files <= tests, sorted(files - tests)
+
+
+def test_edit_diff_screen(app_factory, script, snap_compare):
+    from .test_acting import EDIT, Model, ask
+
+    script.default = Model(EDIT)
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await ask(pilot, "raise the connect timeout to 10")
+        await pilot.pause(0.5)
+
+    assert snap_compare(app_factory(act=True), terminal_size=(100, 30), run_before=run_before)
+
+
+@jail
+def test_consent_screen(app_factory, script, snap_compare, monkeypatch):
+    from tui.widgets._task import TaskBar
+
+    from .test_acting import Model, ask, call
+
+    monkeypatch.setattr(TaskBar, "elapsed", property(lambda self: 0.0))  # fixed for the picture
+    script.default = Model("done.", steps=(call("run", command="python -m pytest -q"),))
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await ask(pilot, "run the tests")
+        await pilot.pause(0.5)
+
+    assert snap_compare(app_factory(act=True), terminal_size=(100, 30), run_before=run_before)

@@ -11,6 +11,8 @@ from textual.events import Click
 from textual.message import Message
 from textual.widgets import Markdown, Static
 
+from tui.diffview import fence_edit_blocks
+
 STREAM_INTERVAL = 1 / 12  # seconds between stream flushes: batched, so the UI never stalls
 
 
@@ -71,7 +73,7 @@ class TurnView(Vertical):
         self._timer.stop()
         self._pending.clear()
         self.answer_text = text
-        body = text or ("_(no answer)_" if error is None else "")
+        body = fence_edit_blocks(text) if text else ("_(no answer)_" if error is None else "")
         if error:
             body += f"\n\n**error:** {error}"
             self.add_class("-error")
