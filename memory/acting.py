@@ -32,6 +32,7 @@ in the file is refused by the match itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,11 +60,14 @@ EDIT_PROMPT = "\n\nYou can change the repository's files with edit blocks.\n"
 @dataclass
 class SeeingTools(RepoTools):
     """The repository tools, noting the blob id of each file ``read_file`` showed the
-    model (``seen``, cleared per turn by the Workbench) and reading the agent's index
+    model (``seen``: cleared by ``Workbench.propose``, and when a read comes for a later
+    turn than the ones before, ``turns`` counting them) and reading the agent's index
     when it is set later (``env``: the agent's ``BackendEnv``)."""
 
     env: Any = None
+    turns: Callable[[], int] | None = None
     seen: dict[str, str] = field(default_factory=dict)
+    seen_turn: int = -1
 
     def tools(self) -> list[Any]:
         self._follow_index()
@@ -84,6 +88,10 @@ class SeeingTools(RepoTools):
             rel, data = "", None
         result = await super().call(name, args)
         if result.ok and data is not None:
+            turn = self.turns() if self.turns is not None else 0
+            if turn != self.seen_turn:  # a turn that was never proposed left its reads
+                self.seen.clear()
+                self.seen_turn = turn
             self.seen.setdefault(rel, blob_hash(data))
         return result
 
@@ -100,7 +108,8 @@ class Workbench:
         if commands:
             runner = RunTool(self.root, consent, jail or TreeJail())
         self.tools = SeeingTools(self.root, agent.env.repo, runner,
-                                 constrained=agent.llm.constrained(), env=agent.env)
+                                 constrained=agent.llm.constrained(), env=agent.env,
+                                 turns=lambda: len(agent.turns))
         agent.tools = self.tools
         if EDIT_FORMAT.strip() not in agent.config.system_prompt:
             prompt = agent.config.system_prompt + EDIT_PROMPT + _literal(EDIT_FORMAT)

@@ -245,3 +245,18 @@ async def test_a_resumed_session_reads_the_edit_records_back(bench, repo, script
     transcript = read_transcript(bench.agent.transcript.path)
     assert [r.op for r in transcript.edits] == ["proposed", "applied", "undone"]
     assert len(transcript.problems) == 1 and "'ok'" in transcript.problems[0]
+
+
+async def test_reads_of_a_turn_never_proposed_do_not_count_against_the_next(
+        bench, repo, script):
+    read = call("read_file", path="app.py", start=1, end=0)
+    script.default = scripted("no edit here", [read])
+    await bench.agent.ask("what does greet do?")  # the app never proposed this one
+    (repo / "app.py").write_text(APP + "# more\n")
+    git(repo, "commit", "-qam", "developer's change")
+    script.default = scripted(GREET, [read])
+    turn = await bench.agent.ask("Make greet say hello")
+    assert list(bench.seen()) == ["app.py"]
+    prepared = bench.propose(turn)
+    assert prepared.ok, prepared.message
+    assert bench.seen() == {}
