@@ -308,3 +308,26 @@ def test_the_judge_schemas_compile_to_a_grammar():
     assert LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
 
 
+
+
+def test_code_the_decision_hardly_needs_is_shown_by_its_signature():
+    """``post`` packing: repository code below ``BRIEF_NECESSITY`` (background) shows its
+    signature and location, not its body; code the query names stays whole; a tight
+    budget never makes a brief card longer."""
+    body = "def {0}(x):\n    total = 0\n    for item in x:\n        total += item\n    return total"
+    named = Node("sym:a.py::load", "symbol", "repo", body.format("load"), 30,
+                 subject="a.py::load")
+    other = Node("sym:b.py::dump", "symbol", "repo", body.format("dump"), 30,
+                 subject="b.py::dump")
+    needed, background = judgment(0.6, 0.8, 0.6, 0.0), judgment(0.1, 0.1, 0.1, 0.0)
+    units = [Unit(named, needed, 0.5, compile_card(named, needed, 0.5, [])),
+             Unit(other, background, 0.1, compile_card(other, background, 0.1, []))]
+    count = lambda t: len(t.split())  # noqa: E731
+    cards = {c.node_id: c for c in pack(units, 1000, count).cards}
+    assert "total += item" in cards["sym:a.py::load"].render()
+    brief = cards["sym:b.py::dump"].render()
+    assert "def dump(x):" in brief and "b.py::dump" in brief and "total" not in brief
+    assert cards["sym:b.py::dump"].level == "minimal"
+    assert audit(cards["sym:b.py::dump"]).ok
+    tight = pack(units, count(brief) + 12, count).cards
+    assert [c.level for c in tight if c.node_id == "sym:b.py::dump"] in ([], ["minimal"])

@@ -32,6 +32,7 @@ from memory.backends.cards.graph import (
     revision_cue,
     subject_key,
 )
+from memory.backends.cards.ground import RepoReader
 from memory.backends.cards.judge import JUDGES, RevisionJudge
 from memory.backends.cards.revise import Reviser
 from memory.backends.codemem.syntax import code_blocks, first_definition
@@ -188,7 +189,7 @@ class GraphBuilder:
         self.env = env
         self.graph = graph
         self._names: frozenset[str] | None = None
-        self.reviser = Reviser(env.embedder, self.code_of)
+        self.reviser = Reviser(env.embedder, self.code_of, RepoReader(env.repo))
         judge = str(env.options.get("cards_judge", "off"))
         if judge not in JUDGES:
             raise ValueError(f"cards_judge must be one of {', '.join(JUDGES)}, not {judge!r}")

@@ -6,7 +6,11 @@
   select cards by utility under the budget.
 Both follow CICL's budget policy: at most ``max_units`` cards, a utility floor (0.02 for
 the first unit, 0.06 after), 0.12 more for a stale unit, near-duplicates skipped. Facts
-about one subject share a card (``group``).
+about one subject share a card (``group``). Repository code the next decision hardly
+needs (necessity below ``BRIEF_NECESSITY``: the query does not name it and no current
+fact about what it names points at it) is shown by its brief evidence (a signature)
+and its location, not its body: with ``post`` packing it was most of a card's tokens
+and rarely what the answer used.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from memory.backends.cards.group import group_facts
 
 MIN_FIRST, MIN_AFTER, STALE_FLOOR = 0.02, 0.06, 0.12  # CICL's BudgetPolicy
 REDUNDANT = 0.82  # word-set Jaccard from which a unit repeats a selected one
+BRIEF_NECESSITY = 0.4  # repository code less necessary than this shows its signature
+REPO_KINDS = ("symbol", "file")
 PACKINGS = ("post", "pre")
 
 
@@ -75,8 +81,9 @@ def pack(units: list[Unit], budget: int, count: Callable[[str], int], *, mode: s
     if mode == "post":
         chosen = _select(ranked, budget, lambda u: u.node.tokens, max_units, packed)
         groups = group_facts(chosen)
-        for card, _ in groups:
-            card.level, card.tokens = "full", _size(card, "full", count)
+        for card, members in groups:
+            level = "minimal" if _background(members) else "full"
+            card.level, card.tokens = level, _size(card, level, count)
         _shrink(groups, budget, count, packed)
     else:
         for unit in ranked:
@@ -100,6 +107,12 @@ def _told(group: tuple[Card, list[Unit]]) -> tuple[int, int, int, str]:
     card, members = group
     turn = max(u.node.turn for u in members)
     return (0 if card.alarm else 1, 0 if turn < 0 else 1, turn, card.node_id)
+
+
+def _background(members: list[Unit]) -> bool:
+    """Repository code that the next decision hardly needs (``BRIEF_NECESSITY``)."""
+    return all(u.node.type in REPO_KINDS and u.judgment.necessity < BRIEF_NECESSITY
+               for u in members)
 
 
 def audit_at(card: Card, level: str, count: Callable[[str], int]) -> Audit:
@@ -160,7 +173,8 @@ def _shrink(groups: list[tuple[Card, list[Unit]]], budget: int, count: Callable[
         for card, _ in reversed(groups):
             if used() <= budget:
                 return
-            card.level, card.tokens = level, _size(card, level, count)
+            if LEVELS.index(card.level) < LEVELS.index(level):  # never a longer level
+                card.level, card.tokens = level, _size(card, level, count)
     while groups and used() > budget:
         _, members = groups.pop()
         packed.dropped.extend((u.node.id, "card over the budget") for u in members)

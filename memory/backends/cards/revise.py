@@ -20,10 +20,18 @@ one supersedes the earlier when:
 - **dependency**: both name a dependency in the same frame ("`f` needs `x`"), and the
   later name is close to the earlier one: a similar name, or the same module and the
   same kind of thing (class, function, exception, constant) with similar code in the
-  repository. An unrelated new dependency adds to the earlier ones.
+  repository; or the earlier name is *foreign* to the function's module (``ground``:
+  the module neither defines nor imports it, nor its module), the later one being said
+  last. An unrelated new dependency adds to the earlier ones the module knows.
+
+- **borrowed**: the earlier one describes another function of the repository (its
+  claim, without the lead, is that function's documented behaviour: MiniLM cosine to
+  its docstring ``BORROWED``): a later statement about the subject that is not itself
+  borrowed, and does not say it adds, replaces it. A statement about the function
+  itself (the same name) is never borrowed.
 
 The optional revision judge (``judge``) confirms the uncertain ones (same
-constraint, dependency) with a model, and decides alone on one more case the rules
+constraint, dependency, borrowed) with a model, and decides alone on one more case the rules
 leave open: a later description of what the function does, in other words, that may be
 a new description or an added detail. MiniLM's aspect reading is too coarse for that
 (measured on the demo and more-itertools outlines: a "latest description wins" rule
@@ -49,6 +57,7 @@ from memory.backends.cards.graph import (
     quotes,
     subject_key,
 )
+from memory.backends.cards.ground import RepoReader, docstring, home, known, module_names
 from memory.backends.cards.judge import RevisionJudge
 from memory.embed import Embedder, cosine
 
@@ -62,6 +71,8 @@ ASPECT_MARGIN = 0.1  # a statement's aspect must beat the runner-up by this much
 CONVENTION = 0.45  # a convention must also be this close to one of its prototypes
 CONSTRAINT_NEAR = 0.5  # two constraints this close (without their leads) set one rule
 PARAPHRASE = 0.8  # two descriptions this close (without their leads) say one thing
+BORROWED = 0.9  # a claim this close to another function's docstring describes that one
+BORROW_SEARCH = 3  # functions of the repository a claim is compared with
 
 # Prototype statements of the aspects a fact about a function may set (our own words,
 # generic): a statement's aspect is the one whose prototypes it is closest to.
@@ -185,6 +196,12 @@ def name_similarity(a: str, b: str) -> float:
     return max(chars, shared)
 
 
+def _same_dependency(a: str, b: str) -> bool:
+    """Whether two statements name the same dependency (or either names none)."""
+    x, y = dependency(a), dependency(b)
+    return x is None or y is None or x[0].lower() == y[0].lower()
+
+
 @dataclass
 class Revision:
     """An earlier node a new one supersedes, the similarity, the rule and whether a model
@@ -198,12 +215,19 @@ class Revision:
 
 
 class Reviser:
-    """The cue-free rules, with the embedder (aspect prototypes) and a way to read a
-    name's definition in the repository (``code_of``: name -> code or "")."""
+    """The cue-free rules, with the embedder (aspect prototypes), a way to read a
+    name's definition in the repository (``code_of``: name -> code or "") and the
+    repository's files and function search (``reader``, for ``ground`` and borrowed
+    descriptions; None: neither rule applies)."""
 
-    def __init__(self, embedder: Embedder, code_of: Callable[[str], str]) -> None:
+    def __init__(self, embedder: Embedder, code_of: Callable[[str], str],
+                 reader: RepoReader | None = None) -> None:
         self.embedder = embedder
         self.code_of = code_of
+        self.reader = reader
+        self._module_names: dict[str, frozenset[str]] = {}
+        self._doc_vectors: dict[str, np.ndarray | None] = {}
+        self.borrowed_from: dict[str, str] = {}  # node id -> the function it describes
         self._prototypes: dict[str, np.ndarray] | None = None
         self._code_vectors: dict[str, np.ndarray | None] = {}
         self.aspects: dict[str, str] = {}  # node id -> aspect ("" when unclear)
@@ -264,16 +288,63 @@ class Reviser:
                 return role
         return 0.0
 
+    def names_at_home(self, graph: ContextGraph, subject: str) -> frozenset[str] | None:
+        """The names the module of ``subject`` knows (``ground``), None when its module is
+        unknown or cannot be read, or when the repository has the function (then a
+        dependency named for it is one its code does not use yet: an addition)."""
+        reader = self.reader
+        if reader is None or "::" in subject:
+            return None  # a function the repository has: its code says what it uses
+        said = [n.content for n in sorted(graph.about(subject), key=lambda n: n.turn)
+                if not ADDITIVE.search(frame(n.content))]
+        where = home(said, lambda p: bool(reader.source(p)))
+        if not where:
+            return None
+        if where not in self._module_names:
+            self._module_names[where] = module_names(reader.source(where))
+        return self._module_names[where] or None
+
+    def borrowed(self, text: str, subject: str, own: np.ndarray) -> str:
+        """The location of another function of the repository whose docstring says what
+        ``text`` (vector ``own``, without its lead) claims about ``subject``; "" when none
+        does (or no repository search was given)."""
+        if self.reader is None:
+            return ""
+        mine = subject_key(subject)
+        for location, code in self.reader.functions(text, BORROW_SEARCH):
+            if subject_key(location) == mine:
+                continue  # the function itself, as the repository documents it
+            if location not in self._doc_vectors:
+                doc = docstring(code)
+                self._doc_vectors[location] = np.asarray(
+                    self.embedder.embed([doc])[0], dtype=np.float32) if doc else None
+            vector = self._doc_vectors[location]
+            if vector is not None and float(cosine(own, vector[None, :])[0]) >= BORROWED:
+                return location
+        return ""
+
+    def foreign(self, text: str, names: frozenset[str] | None) -> bool:
+        """Whether the dependency a statement names is foreign to a module that knows
+        ``names`` (False when the module is unknown)."""
+        named = dependency(text)
+        return names is not None and named is not None and not known(*named, names)
+
     # -- one new fact -----------------------------------------------------------------------
     def revisions(self, node: Node, vector: np.ndarray, body_vector: np.ndarray | None,
                   others: list[tuple[Node, float]], additive: bool,
-                  vectors: dict[str, np.ndarray]) -> list[Revision]:
+                  vectors: dict[str, np.ndarray],
+                  home_names: frozenset[str] | None = None) -> list[Revision]:
         """What ``node`` (a fact) supersedes among ``others`` (current earlier facts about
-        its subject, with their cosine to it) that the cue rules did not catch."""
+        its subject, with their cosine to it) that the cue rules did not catch;
+        ``home_names``: what the subject's module knows (``names_at_home``)."""
         own = body_vector if body_vector is not None else vector
         shut = closed(node.content)
         self.aspects[node.id] = mine = "" if additive or shut else self.aspect(own)
         self.bodies[node.id] = np.asarray(own, dtype=np.float32)
+        lent = "" if additive or shut or not node.subject else self.borrowed(
+            node.content, node.subject, own)
+        if lent:
+            self.borrowed_from[node.id] = lent
         found: list[Revision] = []
         asked: list[Revision] = []  # for the judge only: the closest descriptions
         for other, sim in others:
@@ -282,9 +353,16 @@ class Reviser:
                     close = self.replaces_dependency(node.content, other.content)
                     if close:
                         found.append(Revision(other, close, "dependency", uncertain=True))
+                    elif self.foreign(other.content, home_names) \
+                            and not _same_dependency(node.content, other.content):
+                        found.append(Revision(other, sim, "dependency:foreign",
+                                              uncertain=True))
                 continue
             if shut or closed(other.content):
                 continue  # a slot with values: the graph's same-slot rule decides
+            if other.id in self.borrowed_from and not lent and not adds(node.content):
+                found.append(Revision(other, sim, "borrowed", uncertain=True))
+                continue
             score = restates(node.content, other.content, node.subject, sim)
             if score:
                 found.append(Revision(other, max(sim, score), "restating"))
@@ -318,9 +396,10 @@ class Reviser:
         sims = [float(cosine(vector, graph.vectors[o.id][None, :])[0]) for o in others]
         additive = bool(ADDITIVE.search(frame(node.content)))
         found = []
+        names = self.names_at_home(graph, node.subject) if additive else None
         for revision in self.revisions(node, vector, body_vector,
                                        list(zip(others, sims, strict=True)), additive,
-                                       graph.vectors):
+                                       graph.vectors, names):
             if revision.judged_only and judge is None:
                 continue
             if revision.uncertain and judge is not None:

@@ -1,0 +1,136 @@
+"""Where a function lives, which names its module already knows, and what another
+function documents: what the repository tells the ``cards`` revision rules.
+
+Two dependency statements about one function in the same frame ("`f` should reuse
+`g` from `a.py`", then "... `h` from `b.py`") may both hold: a function uses several
+things. Names alone rarely tell a replaced dependency from an added one (a function
+replaced by an exception class has no similar name). The repository does: a module
+imports, or defines, what its functions use. So a dependency the function's module
+neither defines nor imports (nor imports the module of) is *foreign*, and a later
+dependency statement of the same frame replaces it; a known one is kept. When the
+function's module is unknown, nothing is foreign.
+
+The rule holds for a function the repository does not have yet (one to write): its
+module is the file the latest current statement about it places it in (a code span
+naming a file of the repository, in a statement that is not itself about a
+dependency). For a function the repository has, a dependency named for it is one its
+code does not use yet, so the module's names say nothing: every such dependency adds.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Callable, Iterable
+from pathlib import PurePosixPath
+
+from memory.repo import LocationRefused, RepoIndex
+
+_SPAN = re.compile(r"`([^`\n]+)`")
+_FILE = re.compile(r"^[\w./-]+\.pyi?$")
+
+
+def module_names(source: str) -> frozenset[str]:
+    """The names a module knows: what it defines at its top level (functions, classes,
+    assigned names) and what it imports anywhere (``import a.b``: "a", "a.b", "b";
+    ``from m import x``: "x" only, not the rest of ``m``); empty when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+                names.update(_dotted(alias.name))
+        elif isinstance(node, ast.ImportFrom):  # only what it binds: not the module's rest
+            names.update(alias.asname or alias.name for alias in node.names)
+    return frozenset(names)
+
+
+def _dotted(module: str) -> set[str]:
+    """``a.b.c`` -> {"a.b.c", "b.c", "c"}: a module's name as a statement may give it."""
+    parts = module.split(".")
+    return {".".join(parts[n:]) for n in range(len(parts))}
+
+
+def module_of(path: str) -> set[str]:
+    """The names a file path may be imported by (``pkg/sub/mod.py`` -> {"pkg.sub.mod",
+    "sub.mod", "mod"}; a package's ``__init__.py`` by the package)."""
+    pure = PurePosixPath(path)
+    parts = [*pure.parent.parts, pure.stem]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return _dotted(".".join(parts)) if parts else set()
+
+
+def known(name: str, module: str, names: frozenset[str]) -> bool:
+    """Whether a module that knows ``names`` knows the dependency ``name`` (from
+    ``module``: a module name or a file path, "" when none was said): it binds the name,
+    or imports its module whole."""
+    bare = name.strip("()").split(".")[-1]
+    if bare in names or name.strip("()") in names:
+        return True
+    if not module:
+        return False
+    wanted = module_of(module) if _FILE.match(module) else _dotted(module.strip("."))
+    return bool(wanted & names)
+
+
+def home(statements: Iterable[str], is_file: Callable[[str], bool]) -> str:
+    """The file a function to write goes in: the file named by the latest of
+    ``statements`` (oldest first) that names one (``is_file``: whether a path is a file
+    of the repository); "" when none does."""
+    for text in reversed(list(statements)):
+        for span in _SPAN.findall(text):
+            if _FILE.match(span) and is_file(span):
+                return span
+    return ""
+
+
+def docstring(code: str) -> str:
+    """The first paragraph of a function's or class's docstring ("" when it has none)."""
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except (SyntaxError, ValueError):
+        return ""
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return ""
+    doc = ast.get_docstring(node) or ""
+    return doc.split("\n\n", 1)[0].strip()
+
+
+class RepoReader:
+    """The repository's Python files (read once each) and its function search."""
+
+    def __init__(self, repo: RepoIndex | None) -> None:
+        self.repo = repo
+        self._sources: dict[str, str] = {}
+
+    def source(self, path: str) -> str:
+        """The text of a Python file of the repository ("" when it has none)."""
+        repo = self.repo
+        if repo is None or not path.endswith((".py", ".pyi")) or "\x00" in path:
+            return ""
+        if path not in self._sources:
+            try:
+                self._sources[path] = (repo.root / repo.relative(path)).read_text(
+                    "utf-8", "replace")
+            except (LocationRefused, OSError, ValueError):
+                self._sources[path] = ""
+        return self._sources[path]
+
+    def functions(self, text: str, k: int) -> list[tuple[str, str]]:
+        """(location, code) of the repository's ``k`` functions closest to ``text``."""
+        if self.repo is None or k <= 0:
+            return []
+        return [(h.chunk.location, h.chunk.code) for h in self.repo.functions(text, k)]

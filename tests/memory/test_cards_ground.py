@@ -1,0 +1,136 @@
+"""cards: a dependency the function's module does not know is replaced by the next one
+said in the same frame; one it knows is added to (``memory/backends/cards/ground.py``).
+No statement here carries a revision cue (the cue list of test_cards_revise)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.backends import BackendEnv, registry
+from memory.backends.cards.ground import home, known, module_names, module_of
+from memory.llm import LLM, LLMConfig
+from memory.repo import RepoIndex
+from memory.store import Store
+from tests.conftest import FORMS, make_repo
+from tests.memory.cards_support import said_in_turns
+from tests.memory.test_cards_revise import URLS, no_cue
+
+MONEY = '''"""Money helpers."""
+
+import datetime
+from decimal import ROUND_HALF_UP, Decimal
+
+from app.urls import parse_url as parse
+
+RATE = Decimal("0.2")
+
+
+def quantize(amount):
+    """Round an amount to cents."""
+    return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+def due(days):
+    """The due date, ``days`` from today."""
+    import hashlib
+    return datetime.date.today() + datetime.timedelta(days=days), hashlib
+'''
+
+
+@pytest.fixture
+def home_env(tmp_path, embedder, script):
+    root = make_repo(tmp_path / "repo", {"app/forms.py": FORMS, "app/urls.py": URLS,
+                                         "app/money.py": MONEY, "app/__init__.py": ""})
+    index = RepoIndex(root, Store(tmp_path / "data" / "index.lance"), embedder)
+    index.refresh()
+
+    def build(**options):
+        return BackendEnv(llm=LLM(LLMConfig(model="scripted/t")), embedder=embedder,
+                          repo=index, data_dir=tmp_path / "home", session_id="s1",
+                          options=options)
+    return build
+
+
+def test_a_module_knows_what_it_defines_binds_and_imports_whole():
+    names = module_names(MONEY)
+    for name in ("quantize", "due", "RATE", "Decimal", "ROUND_HALF_UP", "datetime", "parse",
+                 "hashlib"):  # a local import counts too
+        assert name in names, name
+    assert "parse_url" not in names and "InvalidOperation" not in names
+    assert module_names("def broken(:\n") == frozenset()
+    assert known("timedelta", "datetime", names)  # `import datetime`: its names reach
+    assert known("Decimal", "decimal", names) and known("quantize()", "", names)
+    assert not known("InvalidOperation", "decimal", names)  # `from decimal import` binds two
+    assert not known("split_url", "app/urls.py", names)  # one name of urls.py, not the rest
+    assert module_of("app/urls.py") == {"app.urls", "urls"}
+    assert module_of("app/__init__.py") == {"app"}
+    assert known("render_form", "app/forms.py", module_names("from app import forms\n"))
+
+
+def test_home_is_the_latest_file_of_the_repository_said():
+    files = {"app/a.py", "app/b.py"}
+    said = ["`f` belongs in `app/a.py`.", "`f` takes (x).", "`f` belongs in `app/b.py`.",
+            "`f` belongs in `app/c.py`."]  # app/c.py is no file of the repository
+    assert home(said, files.__contains__) == "app/b.py"
+    assert home(["`f` takes (x)."], files.__contains__) == ""
+
+
+async def test_an_internal_dependency_the_module_does_not_know_is_replaced(home_env, script):
+    """In app/money.py: `render_form` (not imported there) gives way to the next
+    dependency of the frame; `quantize` (defined there) stays when `due` is added."""
+    cards = registry.create("cards", home_env())
+    said = no_cue(["`charge` belongs in `app/money.py`.",
+                   "`charge` should reuse `render_form` from `app/forms.py`.",
+                   "`charge` should reuse `quantize` from `app/money.py`.",
+                   "`charge` should reuse `due` from `app/money.py`."])
+    assert await said_in_turns(cards, script, said) == [said[0], *said[2:]]
+    assert cards.graph.nodes["fact:1:0"].superseded_by == "fact:2:0"
+
+
+async def test_an_external_dependency_the_module_does_not_know_is_replaced(home_env, script):
+    """`Decimal` (bound by the module) stays; `InvalidOperation` (decimal, not bound)
+    gives way to the next one, `timedelta` (datetime imported whole)."""
+    cards = registry.create("cards", home_env())
+    said = no_cue(["`charge` belongs in `app/money.py`.",
+                   "`charge` needs `Decimal` from the `decimal` module.",
+                   "`charge` needs `InvalidOperation` from the `decimal` module.",
+                   "`charge` needs `timedelta` from the `datetime` module."])
+    assert await said_in_turns(cards, script, said) == [*said[:2], said[3]]
+    assert cards.graph.nodes["fact:2:0"].superseded_by == "fact:3:0"
+
+
+async def test_without_a_known_module_every_dependency_adds(home_env, script):
+    """No place said for `charge` and none in the repository: nothing is foreign; the last
+    dependency said is never replaced by the rule."""
+    cards = registry.create("cards", home_env())
+    said = no_cue(["`charge` should reuse `render_form` from `app/forms.py`.",
+                   "`charge` should reuse `quantize` from `app/money.py`."])
+    assert await said_in_turns(cards, script, said) == said
+    more = no_cue(["`charge` belongs in `app/money.py`.",
+                   "`charge` needs `InvalidOperation` from the `decimal` module."])
+    cards = registry.create("cards", home_env())
+    assert await said_in_turns(cards, script, more) == more
+    # a function the repository has (`quantize`, in app/money.py): its code says what it
+    # uses, so a dependency its module does not know is an addition
+    existing = no_cue(["`quantize` needs `InvalidOperation` from the `decimal` module.",
+                       "`quantize` needs `Decimal` from the `decimal` module."])
+    cards = registry.create("cards", home_env())
+    assert await said_in_turns(cards, script, existing) == existing
+
+
+async def test_a_description_borrowed_from_another_function_gives_way(home_env, script):
+    """What `split_url` documents, said of `charge`, describes `split_url`: the next
+    statement about `charge` replaces it. A statement that says it adds does not; the
+    function's own documented behaviour is never borrowed."""
+    cards = registry.create("cards", home_env())
+    said = no_cue(["`charge` should: Split a URL string into its scheme, host and path parts.",
+                   "`charge` should also log the amount it charges.",
+                   "`charge` should: Bill the customer the rounded amount and return the "
+                   "receipt."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:2:0"
+    assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/urls.py::split_url"}
+    own = no_cue(["`split_url` should: Split a URL string into its scheme, host and path "
+                  "parts.", "`split_url` should: Return the parts as a tuple of strings."])
+    cards = registry.create("cards", home_env())
+    assert await said_in_turns(cards, script, own) == own
