@@ -16,8 +16,9 @@ with the turn. Within a long turn (``condenser()``, asked after every call) the 
 are compacted as agents do: when the calls pass the share of the room the window
 leaves, every call but the newest is folded by the LLM into the turn's notes on its
 calls (their outputs no longer shown). What a compaction dropped is recorded: the
-``SUMMARIZE`` memory record lists each folded turn and what it held (``dropped``), and,
-within a turn, events in the turn's ``tools.dropped`` say which calls were folded.
+``SUMMARIZE`` memory record lists each folded turn and what it held (``dropped``; the
+last one is also ``last_compaction``, for the inspector), and, within a turn, events in
+the turn's ``tools.dropped`` say which calls were folded.
 
 Options (``BackendEnv.options``): ``compact_share`` (0.8), ``compact_turns`` (0: off),
 ``compact_keep_first`` (1 turn), ``compact_summary_tokens`` (512).
@@ -227,6 +228,8 @@ class CompactBackend:
         self.summary = ""  # the running summary of the turns in between
         self.summarized: list[int] = []  # indices of the turns the summary stands for
         self.compactions = 0
+        # the last compaction: after which turn, its summary and what it replaced
+        self.last_compaction: dict[str, Any] | None = None
         self.journal = Journal(self.name)
         self._sections: dict[int, list[Section]] = {}
         self._digest = Digest()
@@ -298,9 +301,12 @@ class CompactBackend:
             self._sections.pop(turn.index, None)
         self.compactions += 1
         self._digest.update("compact", summary, *[t.index for t in middle])
+        dropped = [{"turn": t.index, "text": dropped_text(t)} for t in middle]
         self.journal.op("SUMMARIZE", f"summary:{self.summarized[0]}-{self.summarized[-1]}",
-                        summary, dropped=[{"turn": t.index, "text": dropped_text(t)}
-                                          for t in middle])
+                        summary, dropped=dropped)
+        newest = max(t.index for t in [*self.head, *self.tail, *middle])
+        self.last_compaction = {"after": newest, "summary": summary, "dropped": dropped,
+                                "turns": [self.summarized[0], self.summarized[-1]]}
         return True
 
     def condenser(self) -> SummariseCalls:

@@ -13,7 +13,8 @@ holds a few calls, and a small model's window is a few thousand tokens) are show
 every older one is replaced by a placeholder naming its size and last line, its call
 kept. That holds within a long turn (``condenser()``: the tool loop asks it after each
 call) and across turns (the calls of past turns, newest first). An output leaving the
-window across turns is a ``MASK`` memory record; within a turn, an event in the turn's
+window across turns is a ``MASK`` memory record (and, for the newest turn,
+``last_masked``, which the inspector shows); within a turn, an event in the turn's
 ``tools.dropped``.
 """
 
@@ -153,6 +154,9 @@ class MaskBackend:
                                                 OBSERVATIONS))
         self._turns: list[_Past] = []
         self._trails: dict[tuple[int, int], Section] = {}  # (turn, outputs shown): section
+        # the outputs of past turns masked when the newest turn was observed (inspector)
+        self.last_masked: list[dict[str, object]] = []
+        self.masked_at = -1  # the index of that turn
         self.journal = Journal(self.name)
         self._digest = Digest()
 
@@ -167,6 +171,7 @@ class MaskBackend:
 
     async def observe_many(self, turns: list[Turn]) -> None:
         for turn in turns:
+            self.last_masked, self.masked_at = [], turn.index
             before = self.whole_outputs()
             self._turns.append(self._past(turn))
             # the new turn's outputs count as shown: each one history masks is recorded
@@ -181,6 +186,8 @@ class MaskBackend:
                     hidden = placeholder(call.function, call.output, call.ok)
                     self.journal.op("MASK", f"turn:{past.index}:{call.function}",
                                     f"{call.line} -> {hidden}")
+                    self.last_masked.append({"turn": past.index, "call": call.line,
+                                             "chars": len(call.output), "text": hidden})
 
     def whole_outputs(self, observations: int | None = None) -> list[int]:
         """How many of each past turn's tool outputs are shown whole: the newest

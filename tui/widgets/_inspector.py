@@ -1,5 +1,6 @@
-"""The context inspector: what the model saw for a turn, the backend's memories, and the
-steering list (what the model will see next turn: pin, forget, edit)."""
+"""The context inspector: what the model saw for a turn, what it no longer saw (tool
+outputs masked, calls and turns summarised), the backend's memories, and the steering
+list (what the model will see next turn: pin, forget, edit)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ SOURCE_CHARS = 28  # 48 columns less padding and scrollbar: indent, "12345 tok",
 class MemoryRow:
     text: str
     event: str = ""  # ADD / UPDATE / DELETE in the last turn, else ""
+
+
+@dataclass(frozen=True)
+class NoteBlock:
+    """A titled group of lines among a turn's notes (shown under its own heading)."""
+
+    title: str
+    lines: tuple[str, ...]
 
 
 class Inspector(VerticalScroll):
@@ -43,7 +52,7 @@ class Inspector(VerticalScroll):
         self.query_one(SteerList).set_items(items)
 
     def show(self, title: str, sections: list[dict], memories: list[MemoryRow] | None,
-             notes: list[str] | None = None) -> None:
+             notes: list[str | NoteBlock] | None = None) -> None:
         from memory.backends.cards.text import card_fields  # not at start: the first paint
 
         lines = [f"[b]{title}[/b]"]
@@ -52,9 +61,13 @@ class Inspector(VerticalScroll):
             kinds.setdefault(section["kind"], []).append(section)
         total = sum(s["tokens"] for s in sections)
         lines.append(f"{len(sections)} sections, {total} tokens")
-        if notes:
+        plain = [n for n in notes or [] if isinstance(n, str)]
+        if plain:
             lines.append("\n[b]memory updates[/b]")
-            lines += [f"  {self._esc(note)}" for note in notes]
+            lines += [f"  {self._esc(note)}" for note in plain]
+        for block in (n for n in notes or [] if isinstance(n, NoteBlock)):
+            lines.append(f"\n[b]{self._esc(block.title)}[/b]")
+            lines += [f"  {self._esc(line)}" for line in block.lines]
         for kind in ("system", "history", "memory", "repo", "task"):
             group = kinds.get(kind, [])
             if not group:
