@@ -7,14 +7,15 @@ as lm-evaluation-harness keeps each of its tasks: here, one package under ``repl
 - which files or folders hold its sources (``claims``: 0 not mine, 1 maybe, 2 surely;
   the surest claim wins, ties go to the first registered) and how to read them (``load``);
 - which sources are its own (``owns``) and what kind their result rows have (``kind``);
-- whether a source's pairs share a prepared copy of its repository (``prepared``), and
+- whether a source's pairs share a prepared copy of its repository (``prepared``) and
+  how that copy is made (``copy_repository``: an outline's without its targets), and
   why a source cannot run at all (``problem``: checked before anything is written);
-- any backend of its own (``backend``: LoCoEval's oracle, LongCodeQA's whole repository);
+- any backend of its own (``backend``: LoCoEval's oracle, LongCodeQA's whole repository;
+  ``own_backends`` names those no registry has, with what they need);
 - how one (source, backend) pair is driven and scored into its result row (``drive``);
-- its own tables in the run's report (``report``: rich renderables, in registry order).
-
-Building sources from a repository (``engram replay build``, ``qa_build``,
-``experience_build``) stays with each benchmark's package, reached from the CLI.
+- its own tables in the run's report (``report``: rich renderables, in registry order);
+- optionally, how its sources are built from a repository (``build``, what ``engram
+  replay build --benchmark NAME`` calls; a benchmark without it cannot build).
 
 Benchmarks are found through the entry-point group ``engram.benchmarks`` (``name =
 "module:attr"``, the attribute a Benchmark object or a class made without arguments);
@@ -27,10 +28,11 @@ imported when a source is probed or driven. The registry's machinery is
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from memory.registry import EntryPointRegistry, Spec
@@ -110,6 +112,7 @@ class Probe:
 @runtime_checkable
 class Benchmark(Protocol):
     name: str
+    own_backends: Mapping[str, str]  # backend name -> what it needs ("an outline source")
 
     def claims(self, probe: Probe) -> int: ...
 
@@ -121,6 +124,8 @@ class Benchmark(Protocol):
 
     def prepared(self, source: Any) -> bool: ...
 
+    def copy_repository(self, repo: Path, source: Any, dest: Path) -> None: ...
+
     def problem(self, replay: Replay, source: Any) -> str | None: ...
 
     def backend(self, name: str, env: BackendEnv, source: Any) -> Any | None: ...
@@ -131,17 +136,44 @@ class Benchmark(Protocol):
     def report(self, summary: dict[str, Any]) -> list[Any]: ...
 
 
+@dataclass(frozen=True)
+class BuildRequest:
+    """What ``engram replay build`` asks of a benchmark that builds its sources: read
+    ``repo``, write the sources under ``out``. The optional hook is
+    ``build(request) -> list[str]`` (the lines to print); it raises ``ValueError`` or
+    ``OSError`` with a message on a request it cannot fulfil."""
+
+    repo: Path
+    out: Path
+    seed: int = 0
+    count: int | None = None  # how many to build (None: the benchmark's default)
+    targets: Path | None = None  # JSON target functions with their tests, where needed
+    grid: bool = False  # LoCoEval's even grid of conversation lengths and sample counts
+    model: str | None = None  # a model the builder may call (None: no model)
+
+
+def builder(bench: Benchmark) -> Callable[[BuildRequest], list[str]] | None:
+    """The benchmark's optional ``build`` hook, or None if it cannot build sources."""
+    hook = getattr(bench, "build", None)
+    return hook if callable(hook) else None
+
+
 class BaseBenchmark:
     """Defaults for the optional parts: no shared repository, no problem, no own backend,
     no report rows of its own, rows of kind ``name``."""
 
     name = "benchmark"
+    own_backends: Mapping[str, str] = MappingProxyType({})
 
     def kind(self, source: Any) -> str:
         return str(getattr(source, "kind", self.name))
 
     def prepared(self, source: Any) -> bool:
         return False
+
+    def copy_repository(self, repo: Path, source: Any, dest: Path) -> None:
+        raise BenchmarkError(f"benchmark {self.name!r} says its sources are prepared but "
+                             "does not say how to copy their repository (copy_repository)")
 
     def problem(self, replay: Replay, source: Any) -> str | None:
         return None
@@ -180,6 +212,11 @@ class Benchmarks(EntryPointRegistry):
 
     def all(self) -> list[Benchmark]:
         return [self.get(name) for name in self.names()]
+
+    def own_backends(self) -> dict[str, str]:
+        """The backends only some benchmark builds (oracle), with what each needs."""
+        return {name: needs for bench in self.all()
+                for name, needs in bench.own_backends.items()}
 
     def claim(self, path: Path) -> tuple[Benchmark | None, Probe]:
         """The benchmark surest to read ``path`` (None: nobody's), and the probe."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.redact import install_log_redaction, redact
-from replay.cli.args import EXIT_USAGE, model_arguments
+from replay.cli.args import EXIT_USAGE, checked, model_arguments
 from replay.cli.build import build
 from replay.locoeval import DEMO
 
@@ -22,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="engram replay",
         epilog="Also: engram replay demo [qa|experience] [options] (the bundled benchmark); "
-               "engram replay build REPO --targets FILE --out DIR (outlines); "
+               "engram replay build REPO [--benchmark NAME] --out DIR (a benchmark's "
+               "sources; outlines from --targets by default); "
                "engram replay score ANSWERS --tasks FILE (grade answers, no model); "
                "engram replay report RUN_DIR [RUN_DIR...] (merge runs: tables, charts, HTML).",
         description="Re-drive a recorded transcript, a LoCoEval-style outline (or a folder "
@@ -112,35 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1], not {value}")
-    return value
-
-
-def _window(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (unbounded) or a number of tokens, "
-                                         f"not {value}")
-    return value
-
-
-def _samples(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
-    return value
+_rate = checked(float, "a number", lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
+_window = checked(int, "a whole number", lambda v: v >= 0,
+                  "0 (unbounded) or a number of tokens")
+_samples = checked(int, "a whole number", lambda v: v >= 1, ">= 1")
 
 
 def _config(args: argparse.Namespace) -> Any:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replay.benchmark import BaseBenchmark, Probe, Tick
+from replay.codeif._codeif import IterativeOptions
 from replay.codeif._turn_report import iterative_tables
 from replay.codeif.drive import iterate
 from replay.codeif.source import Iterative, load_iterative
@@ -39,8 +40,9 @@ class CodeIFBenchmark(BaseBenchmark):
                     repo: RepoIndex | None, result: dict[str, Any], tick: Tick) -> Agent:
         agent = replay.agent(source, name, repo)
         config = replay.config
+        options = config.iterative or IterativeOptions()  # how its turns are graded
         result["iterative"] = await iterate(agent, source, config.samples,
-                                            config.iterative_limits, config.iterative, tick)
+                                            config.iterative_limits, options, tick)
         result["sandbox"] = sandbox_mode()  # "bwrap", or "weak" where it fell back
         return agent
 

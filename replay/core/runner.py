@@ -23,22 +23,18 @@ from typing import Any
 from memory.agent import Agent, AgentConfig, structured_counts
 from memory.backends import BackendEnv, Registry, registry
 from memory.embed import Embedder, get_embedder
-from memory.llm import LLM, LLMConfig
+from memory.llm import LLM
 from memory.repo import RepoIndex
 from memory.store import Store
 from memory.transcript import TranscriptWriter
 from replay.benchmark import benchmarks
-from replay.codeif._codeif import IterativeOptions
 from replay.core.cost import Budget, pair_cost
 from replay.core.names import safe_name
 from replay.core.output import Output, PairLog
 from replay.core.ratelimit import RateLimits
 from replay.core.sources import Source, source_id, source_kind
 from replay.core.window import answer_llm
-from replay.locoeval.judge import THRESHOLD, EmbedJudge, LLMJudge
-from replay.locoeval.prepare import stubbed_copy
 from replay.sandbox.sandbox import Limits
-from replay.swecontext.experience import SETTINGS
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (pair label, done, total)
@@ -62,7 +58,7 @@ class ReplayConfig:
     resume: bool = False
     limit: int | None = None
     max_tokens: int = 512
-    judge_threshold: float = THRESHOLD
+    judge_threshold: float | None = None  # the embed judge's cosine (None: its default)
     mock_user: str = "template"  # template | llm (the CLI picks: locoeval.mockuser.choose_user)
     mock_user_why: str = ""  # why that user: "offline default", "chosen"... (in the results)
     user_model: str | None = None  # the LLM mock user's model (default: the answer model)
@@ -71,9 +67,9 @@ class ReplayConfig:
     judge_model: str | None = None  # set: an LLM judges set matches, else MiniLM
     limits: Limits = field(default_factory=lambda: Limits(timeout=60.0))
     iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
-    iterative: IterativeOptions = field(default_factory=IterativeOptions)  # mode, code prep
+    iterative: Any = None  # codeif's IterativeOptions: mode, code prep (None: its defaults)
     backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
-    experience_settings: tuple[str, ...] = SETTINGS  # SWE-ContextBench's settings to run
+    experience_settings: tuple[str, ...] | None = None  # SWE-ContextBench's (None: all)
     executor: str = "local"  # local | ray (replay.core.executors)
     ray_address: str | None = None  # None: start a local Ray instance
     ray_cpus_per_task: float = 1.0  # Ray's CPU request per pair (below 1: LLM-bound pairs)
@@ -115,7 +111,6 @@ class Replay:
         self.embedder = embedder or get_embedder()
         self.backends = backends
         self.progress = progress
-        self.embed_judge = EmbedJudge(self.embedder, config.judge_threshold)
         # scratch: where the temp folder goes (a Ray worker's: under its run's folder)
         self._tmp = tempfile.TemporaryDirectory(prefix="engram-replay-", dir=scratch)
         self.work = Path(self._tmp.name)
@@ -126,9 +121,11 @@ class Replay:
                                            else self.work / "conversations")
         self.budget: Budget | None = None  # the last run's (its report goes to results)
         self._prepared: dict[str, Prepared] = {}
-        self.judge_checks: dict[str, dict[str, Any]] = {}  # per outline: judge accuracy
+        # what a benchmark keeps for the run, under its name (locoeval: its judges)
+        self.shared: dict[str, Any] = {}
         self.lock = asyncio.Lock()
-        known = set(backends.names()) | {"oracle"}
+        self.own_backends = benchmarks.own_backends()  # oracle: what each needs
+        known = set(backends.names()) | set(self.own_backends)
         unknown = [b for b in config.backends if b not in known]
         if unknown:
             raise ReplayError(f"unknown backend(s) {', '.join(unknown)}; known: "
@@ -151,13 +148,13 @@ class Replay:
         return path
 
     def prepare(self, outline: Any) -> Prepared:
-        """The outline's repository without its targets (a question set's: a plain copy,
-        its own git repository, so the index holds that repository alone)."""
+        """The source's repository as its pairs share it, copied by its benchmark (an
+        outline's: without its targets; a question set's: a plain copy, its own git
+        repository, so the index holds that repository alone)."""
         key = source_id(outline)
         if key not in self._prepared:
-            bench = benchmarks.of(outline)  # the targets a benchmark's tasks write
-            targets: list[Any] = list(getattr(bench, "targets", lambda _: [])(outline))
-            stubbed_copy(self.outline_repo(outline), targets, self.work / key / "repo")
+            benchmarks.of(outline).copy_repository(self.outline_repo(outline), outline,
+                                                   self.work / key / "repo")
             self.adopt(key)
         return self._prepared[key]
 
@@ -191,8 +188,8 @@ class Replay:
                          store_uri=self._store_uri(pair),
                          options=dict(self.config.backend_options))
         backend: Any = benchmarks.of(source).backend(name, env, source)  # oracle, qa's full
-        if backend is None and name == "oracle":
-            raise ReplayError("the oracle backend needs an outline source")
+        if backend is None and name in self.own_backends:  # another benchmark's own
+            raise ReplayError(f"the {name} backend needs {self.own_backends[name]}")
         if backend is None:
             backend = self.backends.create(name, env)
         writer = TranscriptWriter(self.transcripts / f"{pair}.jsonl")
@@ -259,11 +256,6 @@ class Replay:
         result["seconds"] = round(time.time() - started, 3)
         self._tick(label, 1, 1)
         return result
-
-    def judge(self) -> EmbedJudge | LLMJudge:
-        if self.config.judge_model:
-            return LLMJudge(LLM(LLMConfig(model=self.config.judge_model)), self.embed_judge)
-        return self.embed_judge
 
     # -- the run -----------------------------------------------------------------------------
     def transcript_files(self, row: dict[str, Any]) -> list[Path]:

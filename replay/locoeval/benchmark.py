@@ -1,20 +1,25 @@
 """LoCoEval-style outlines as a benchmark: a mock user voices the outline's queries, then
 the tasks (topics, item extraction, function generation) are asked and scored; the
-oracle backend hands the agent exactly the outline's true items."""
+oracle backend hands the agent exactly the outline's true items. Outlines are built
+from a repository's target functions (``build``)."""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from replay.benchmark import BaseBenchmark, Probe, Tick
+from replay.benchmark import BaseBenchmark, BuildRequest, Probe, Tick
 from replay.core.errors import SourceError
 from replay.core.sources import source_id
 from replay.locoeval.drive import converse
-from replay.locoeval.judge import LLMJudge, judge_accuracy
+from replay.locoeval.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
 from replay.locoeval.matcher import TaskPacks
 from replay.locoeval.oracle import OracleBackend
 from replay.locoeval.outline import Outline, OutlineError, load_outlines
+from replay.locoeval.prepare import prepared_copy
 from replay.locoeval.tasks import as_dict, outline_tasks
 from replay.sandbox.sandbox import mode as sandbox_mode
 
@@ -25,8 +30,38 @@ if TYPE_CHECKING:
     from replay.core.runner import Replay
 
 
+@dataclass
+class Judging:
+    """A run's judges, kept in ``Replay.shared``: the MiniLM judge (``--threshold``), the
+    LLM judge's model (``--judge-model``: a fresh judge and ledger per pair), and each
+    outline's judge-accuracy check (one per outline and run)."""
+
+    embed: EmbedJudge
+    model: str | None = None
+    checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def judge(self) -> EmbedJudge | LLMJudge:
+        if self.model:
+            from memory.llm import LLM, LLMConfig
+
+            return LLMJudge(LLM(LLMConfig(model=self.model)), self.embed)
+        return self.embed
+
+
+def judging(replay: Replay) -> Judging:
+    """The run's ``Judging`` (made on first use)."""
+    found = replay.shared.get("locoeval")
+    if found is None:
+        config = replay.config
+        threshold = THRESHOLD if config.judge_threshold is None else config.judge_threshold
+        found = replay.shared["locoeval"] = Judging(EmbedJudge(replay.embedder, threshold),
+                                                    config.judge_model)
+    return found
+
+
 class LoCoEvalBenchmark(BaseBenchmark):
     name = "locoeval"
+    own_backends = MappingProxyType({"oracle": "an outline source"})
 
     def claims(self, probe: Probe) -> int:
         if probe.is_dir:
@@ -54,6 +89,9 @@ class LoCoEvalBenchmark(BaseBenchmark):
     def targets(self, source: Outline) -> list[Any]:
         return [(s.path, s.function, s.tests) for s in source.samples]
 
+    def copy_repository(self, repo: Path, source: Any, dest: Path) -> None:
+        prepared_copy(repo, self.targets(source), dest)  # without its targets and tests
+
     def backend(self, name: str, env: BackendEnv, source: Any) -> Any | None:
         return OracleBackend(env, source) if name == "oracle" else None
 
@@ -62,18 +100,19 @@ class LoCoEvalBenchmark(BaseBenchmark):
         config = replay.config
         agent = replay.agent(source, name, repo)
         await converse(agent, source, repo, config, replay.embedder, result, tick)
-        judge = replay.judge().for_outline(source)  # knows each unit's distractors
+        judges = judging(replay)
+        judge = judges.judge().for_outline(source)  # knows each unit's distractors
         packs = TaskPacks(agent)
         scores = await outline_tasks(agent, source, judge, replay.outline_repo(source),
                                      config.limits, config.samples)
         result["scores"] = as_dict(scores)
         # reader-free context metrics by the judge's matcher, exact-text ones beside
-        for key, value in packs.metrics(replay.embed_judge.matcher, source).items():
+        for key, value in packs.metrics(judges.embed.matcher, source).items():
             result["scores"][f"{key}_exact"] = result["scores"].get(key)
             result["scores"][key] = value
         result["subset"], result["k"] = source.subset, len(source.samples)
         result["l"] = len(source.queries())  # LoCoEval's conversation length
-        checks = replay.judge_checks
+        checks = judges.checks
         if source_id(source) not in checks:
             checks[source_id(source)] = await judge_accuracy(judge, source)
         result["judge_check"] = checks[source_id(source)]
@@ -85,6 +124,21 @@ class LoCoEvalBenchmark(BaseBenchmark):
         if source.tasks.generate:
             result["sandbox"] = sandbox_mode()  # "bwrap", or "weak" where it fell back
         return agent
+
+    def build(self, request: BuildRequest) -> list[str]:
+        """Outlines from ``request.targets`` (functions with tests) in ``request.repo``:
+        8 by default (k = 1..4 in turn), 16 on the even grid; a build report beside."""
+        from replay.locoeval._select import BuildRun, summary
+        from replay.locoeval.build import load_targets
+
+        if request.targets is None:
+            raise ValueError("--targets is required to build outlines")
+        targets = load_targets(request.targets)
+        ref = os.path.relpath(request.repo.resolve(), request.out.resolve())
+        count = request.count if request.count is not None else (16 if request.grid else 8)
+        report = BuildRun(request.repo, targets, request.out, seed=request.seed, count=count,
+                          grid=request.grid, model=request.model, repo_ref=ref).run()
+        return [*summary(report), f"build report: {request.out / 'build-report.json'}"]
 
 
 BENCHMARK = LoCoEvalBenchmark()

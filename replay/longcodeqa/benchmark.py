@@ -1,12 +1,15 @@
 """LongCodeQA-style questions as a benchmark: multiple-choice questions about a repository,
-asked at four context-length brackets; ``full`` is the whole repository as text."""
+asked at four context-length brackets; ``full`` is the whole repository as text. A
+question file is built from a repository's own facts (``build``)."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replay.benchmark import BaseBenchmark, Probe, Tick
+from replay.benchmark import BaseBenchmark, BuildRequest, Probe, Tick
 from replay.core.errors import SourceError
 from replay.longcodeqa._qarepo import RepoTextBackend
 from replay.longcodeqa.qa import QAError, QASet, is_lcb, parse_qa
@@ -39,6 +42,11 @@ class LongCodeQABenchmark(BaseBenchmark):
     def prepared(self, source: Any) -> bool:
         return True
 
+    def copy_repository(self, repo: Path, source: Any, dest: Path) -> None:
+        from replay.locoeval.prepare import prepared_copy
+
+        prepared_copy(repo, [], dest)  # a plain copy, its own git repository
+
     def backend(self, name: str, env: BackendEnv, source: Any) -> Any | None:
         return RepoTextBackend(env) if name == "full" else None  # LongCodeBench's baseline
 
@@ -48,6 +56,27 @@ class LongCodeQABenchmark(BaseBenchmark):
         result["qa"] = await ask_brackets(agent, source, replay.config.seed,
                                           lambda done, total: tick(done, total + 1))
         return agent
+
+    def build(self, request: BuildRequest) -> list[str]:
+        """One question file in ``request.out`` from the repository's own facts (raises,
+        defines, parameter defaults), 20 by default; with ``request.model``, those the
+        model answers without context are dropped."""
+        from replay.longcodeqa.qa import as_json
+        from replay.longcodeqa.qa_build import build_qa
+
+        if not request.repo.is_dir():
+            raise ValueError(f"{request.repo}: not a folder")
+        request.out.mkdir(parents=True, exist_ok=True)
+        ref = os.path.relpath(request.repo.resolve(), request.out.resolve())
+        qa, report = build_qa(request.repo, seed=request.seed, count=request.count or 20,
+                              model=request.model, repo_ref=ref)
+        path = request.out / f"{qa.id}.json"
+        path.write_text(json.dumps(as_json(qa, report), indent=2) + "\n")
+        checked = report["contamination_filter"]
+        said = checked if isinstance(checked, str) else \
+            f"{len(checked['dropped'])} answered without context by {checked['model']}, dropped"
+        return [f"{report['kept']} questions ({report['built']} built; contamination "
+                f"filter: {said}): {path}"]
 
 
 BENCHMARK = LongCodeQABenchmark()

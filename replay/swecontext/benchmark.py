@@ -1,13 +1,16 @@
 """SWE-ContextBench-style chains as a benchmark: experience tasks first, then the related
-tasks under each setting (no experience, summaries, the memory backend's own)."""
+tasks under each setting (no experience, summaries, the memory backend's own). Chains are
+built from a repository's target functions (``build``)."""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replay.benchmark import BaseBenchmark, Probe, Tick
+from replay.benchmark import BaseBenchmark, BuildRequest, Probe, Tick
 from replay.core.errors import SourceError
 from replay.core.window import answer_llm
 from replay.sandbox.sandbox import mode as sandbox_mode
@@ -15,7 +18,12 @@ from replay.swecontext._experience_report import (
     EXPERIENCE_COLUMNS,
     EXPERIENCE_LEGEND,
 )
-from replay.swecontext.experience import ExperienceError, ExperienceSet, parse_experience
+from replay.swecontext.experience import (
+    SETTINGS,
+    ExperienceError,
+    ExperienceSet,
+    parse_experience,
+)
 from replay.swecontext.experience_run import run_experience_tasks, run_settings
 
 if TYPE_CHECKING:
@@ -48,14 +56,20 @@ class SWEContextBenchmark(BaseBenchmark):
     def targets(self, source: ExperienceSet) -> list[Any]:
         return [(t.path, t.function, t.tests) for t in (*source.experience, *source.related)]
 
+    def copy_repository(self, repo: Path, source: Any, dest: Path) -> None:
+        from replay.locoeval.prepare import prepared_copy
+
+        prepared_copy(repo, self.targets(source), dest)  # without every chain's targets
+
     async def drive(self, replay: Replay, source: ExperienceSet, name: str,
                     repo: RepoIndex | None, result: dict[str, Any], tick: Tick) -> None:
         """Experience tasks, then the related tasks under each setting; one ledger for the
         pair's answers and memory operations, the summaries' tokens apart."""
         config = replay.config
+        chosen = SETTINGS if config.experience_settings is None else config.experience_settings
         llm = answer_llm(config.model, config.window)
         summary_llm = answer_llm(config.model, config.window)
-        total = len(source.experience) + len(source.related) * len(config.experience_settings)
+        total = len(source.experience) + len(source.related) * len(chosen)
         ticks = iter(range(1, total + 1))
         original = replay.outline_repo(source)
         try:
@@ -64,7 +78,7 @@ class SWEContextBenchmark(BaseBenchmark):
                 summary_llm, original, config.limits)
             tick(len(source.experience), total)
             settings = await run_settings(
-                source, config.experience_settings,
+                source, chosen,
                 lambda part: replay.agent(source, name, repo, llm=llm, part=part), done,
                 original, config.limits,
                 lambda: tick(len(source.experience) + next(ticks), total))
@@ -78,6 +92,23 @@ class SWEContextBenchmark(BaseBenchmark):
         result["tokens"] = llm.ledger.tokens
         result["usage"] = llm.ledger.to_dict()
         return None
+
+    def build(self, request: BuildRequest) -> list[str]:
+        """One chain file in ``request.out`` from ``request.targets``: a target calling
+        another, or sharing an uncommon dependency with it, is its related task."""
+        from replay.locoeval.build import load_targets
+        from replay.swecontext.experience_build import as_json, build_chains
+
+        if request.targets is None:
+            raise ValueError("--targets is required to build task chains")
+        targets = load_targets(request.targets)
+        request.out.mkdir(parents=True, exist_ok=True)
+        ref = os.path.relpath(request.repo.resolve(), request.out.resolve())
+        chains = build_chains(request.repo, targets, ref)
+        path = request.out / f"{chains.id}.json"
+        path.write_text(json.dumps(as_json(chains), indent=2) + "\n")
+        return [f"{len(chains.experience)} experience tasks, {len(chains.related)} related "
+                f"tasks: {path}"]
 
     def report(self, summary: dict[str, Any]) -> list[Any]:
         from replay.reporting.report import _table

@@ -11,15 +11,11 @@ the parameters and the core functionality of each experience task it depends on.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from replay.locoeval._analyse import Analysis, BuildError, Target, analyse, load_targets, repo_facts
+from replay.locoeval._analyse import Analysis, BuildError, Target, analyse, repo_facts
 from replay.locoeval.build import true_units
 from replay.swecontext.experience import ExperienceSet, Task, task_json
 
@@ -95,18 +91,3 @@ def as_json(chains: ExperienceSet) -> dict[str, Any]:
             "experience": [task_json(t) for t in chains.experience],
             "related": [task_json(t) for t in chains.related]}
 
-
-def main(args: argparse.Namespace) -> int:
-    try:
-        targets = load_targets(args.targets)
-        args.out.mkdir(parents=True, exist_ok=True)
-        ref = os.path.relpath(args.repo.resolve(), args.out.resolve())
-        chains = build_chains(args.repo, targets, ref)
-    except (BuildError, OSError, ValueError) as exc:
-        print(f"engram replay build: {exc}", file=sys.stderr)
-        return 2
-    path = args.out / f"{chains.id}.json"
-    path.write_text(json.dumps(as_json(chains), indent=2) + "\n")
-    print(f"{len(chains.experience)} experience tasks, {len(chains.related)} related tasks: "
-          f"{path}")
-    return 0

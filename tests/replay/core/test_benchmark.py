@@ -55,6 +55,16 @@ class ToyBenchmark(BaseBenchmark):
         from rich.text import Text
         return [Text("toy benchmark: " + str(summary["pairs"]) + " pairs")]
 
+    def build(self, request):
+        files = sorted(p.name for p in Path(request.repo).glob("*.py"))
+        if not files:
+            raise ValueError(f"{request.repo}: no Python file to ask about")
+        Path(request.out).mkdir(parents=True, exist_ok=True)
+        path = Path(request.out) / "built.toy"
+        asked = files[: request.count or len(files)]
+        path.write_text("".join(f"What does {name} compute?\\n" for name in asked))
+        return [f"{len(asked)} questions: {path}"]
+
 
 BENCHMARK = ToyBenchmark
 '''
@@ -129,3 +139,47 @@ def test_a_benchmark_that_cannot_load_is_a_clear_error(tmp_path, monkeypatch):
     found = Benchmarks()
     with pytest.raises(BenchmarkError, match=r"'broken' .*nowhere:X, from broken"):
         found.get("broken")
+
+
+def test_a_third_party_benchmark_builds_its_sources_through_the_cli(toy_installed, tmp_path,
+                                                                     script, capsys):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("area.py", "calc.py", "tax.py"):
+        (repo / name).write_text("def f():\n    return 42\n")
+    out = tmp_path / "built"
+    assert main(["build", str(repo), "--benchmark", "toy", "--out", str(out),
+                 "--count", "2"]) == 0
+    built = out / "built.toy"
+    assert f"2 questions: {built}" in capsys.readouterr().out
+    assert built.read_text().splitlines() == ["What does area.py compute?",
+                                              "What does calc.py compute?"]
+    # what it built is a source of its own, run end to end
+    script.default = "It is 42."
+    run = tmp_path / "run"
+    assert main([str(built), "--backends", "empty", "--model", "scripted/t",
+                 "--out", str(run), "--max-tokens", "64"]) == 0
+    row = json.loads((run / "pairs.jsonl").read_text())
+    assert row["kind"] == "toy" and row["toy"] == {"asked": 2, "hits": 2}
+    # the hook's refusal is the command's clear error, nothing written
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["build", str(empty), "--benchmark", "toy", "--out", str(tmp_path / "x")]) == 2
+    assert "engram replay build: " + f"{empty}: no Python file" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_building_with_a_benchmark_that_cannot_build_is_a_clear_error(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["build", str(DEMO / "inventory"), "--benchmark", "codeif",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "the codeif benchmark cannot build its sources from a repository" in err
+    able = err.split("these can: ")[1].strip().split(", ")
+    assert {"locoeval", "longcodeqa", "swecontext"} <= set(able) and "codeif" not in able
+    assert main(["build", str(DEMO / "inventory"), "--benchmark", "nope",
+                 "--out", str(out)]) == 2
+    assert "unknown benchmark 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # two benchmarks named: a usage error
+        main(["build", str(DEMO / "inventory"), "--qa", "--experience", "--out", str(out)])
+    assert not out.exists()

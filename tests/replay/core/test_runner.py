@@ -10,6 +10,7 @@ import pytest
 from memory.backends import registry
 from replay.core.runner import Replay, ReplayConfig, ReplayError
 from replay.core.sources import load_source
+from replay.locoeval.benchmark import judging
 from replay.locoeval.mockuser import TemplateUser
 from replay.locoeval.outline import load_outline
 from replay.locoeval.tasks import outline_tasks
@@ -59,7 +60,7 @@ async def test_task_queries_leave_every_backend_unchanged(tmp_path, outline_file
         for _, text in TemplateUser(outline).conversation()[:4]:
             await agent.ask(text)
         before = agent.backend.state_digest()
-        await outline_tasks(agent, outline, replay.embed_judge, replay.outline_repo(outline),
+        await outline_tasks(agent, outline, judging(replay).embed, replay.outline_repo(outline),
                             replay.config.limits)
         assert agent.backend.state_digest() == before
         assert len(agent.turns) == 4
