@@ -146,17 +146,18 @@ class EditFlow:
         applied at once with auto_apply); malformed blocks and refusals said in the turn."""
         self.watch(None)
         view.show_tools(tool_lines(turn.meta))
+        self._reveal(view)
         if self.bench is None or turn.error:
             return
         try:
             prepared = await self.host.engine.run(_call(self.bench.propose, turn))
         except Exception as exc:
-            view.show_edit(f"✗ the edit could not be checked: {exc}", "refused")
+            self._say(view, f"✗ the edit could not be checked: {exc}", "refused")
             return
         if prepared is None:
             return
         if not prepared.ok:
-            view.show_edit(self._refused("the edit was not applied", prepared.message,
+            self._say(view, self._refused("the edit was not applied", prepared.message,
                                          prepared.problems), "refused")
             self.host.notify("the answer's edit does not apply: nothing was written",
                              severity="warning")
@@ -166,7 +167,7 @@ class EditFlow:
         if self.auto_apply:
             await self._apply(view, prepared, turn, summary, "auto_apply is on")
             return
-        view.show_edit(f"✎ edit proposed: {summary} · y applies, n rejects", "proposed")
+        self._say(view, f"✎ edit proposed: {summary} · y applies, n rejects", "proposed")
         from tui.screens import DiffScreen
 
         title = f"turn #{turn.index}: apply this edit?"
@@ -174,19 +175,29 @@ class EditFlow:
             await self._apply(view, prepared, turn, summary, "")
         else:
             await self.host.engine.run(_call(self.bench.reject, prepared, turn))
-            view.show_edit(f"✗ rejected: {summary} · nothing was written", "rejected")
+            self._say(view, f"✗ rejected: {summary} · nothing was written", "rejected")
+
+    def _say(self, view: Any, text: Any, outcome: str) -> None:
+        view.show_edit(text, outcome)
+        self._reveal(view)
+
+    def _reveal(self, view: Any) -> None:
+        """Keep the end of the chat in view once the turn's new lines are laid out."""
+        chat = view.parent
+        if chat is not None and hasattr(chat, "scroll_end"):
+            self.host.call_after_refresh(chat.scroll_end, animate=False)
 
     async def _apply(self, view: Any, prepared: Any, turn: Any, summary: str,
                      why: str) -> None:
         applied = await self.host.engine.run(_call(self.bench.apply, prepared, turn))
         if not applied.ok:
-            view.show_edit(self._refused("not applied", applied.message, []), "refused")
+            self._say(view, self._refused("not applied", applied.message, []), "refused")
             self.host.notify(applied.message, title="the edit was not applied",
                              severity="error", timeout=15)
             return
         paths = ", ".join(applied.paths) or summary
         how = f" ({why})" if why else ""
-        view.show_edit(f"✓ applied{how} as {_short(applied.commit)}: {paths} · /undo reverts "
+        self._say(view, f"✓ applied{how} as {_short(applied.commit)}: {paths} · /undo reverts "
                        "it", "applied")
         self.applied.append((applied.commit, view))
         self.host.notify(f"committed {_short(applied.commit)}: {paths}")
@@ -214,6 +225,6 @@ class EditFlow:
         for commit, view in list(self.applied):
             if commit == undone.commit:
                 if view.is_attached:
-                    view.show_edit(f"↶ undone: {undone.message}", "undone")
+                    self._say(view, f"↶ undone: {undone.message}", "undone")
                 self.applied.remove((commit, view))
         self.host.notify(undone.message, title="undone")

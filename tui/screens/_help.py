@@ -21,10 +21,10 @@ ctrl+q       quit
 In the inspector's next-context list (F4): p pins or unpins an item (always in the
 next contexts), d forgets a memory (asks first), e edits a memory's text.
 
-An answer's edit is shown as a diff: y applies it (one git commit), n or Esc rejects
-it (nothing written); /undo reverts the last applied one, /autoapply on skips the
-question. Before a command runs (in the sandbox), o allows it once, s for the session,
-d or Esc denies it."""
+An answer's edit is shown as a diff: y applies it (one git commit), n or Esc
+rejects it (nothing written); /undo reverts the last applied one; /autoapply on
+applies without asking. Before a command runs (in the sandbox): o allows it once,
+s for this session, d or Esc denies it."""
 
 
 class HelpScreen(ModalScreen[None]):
