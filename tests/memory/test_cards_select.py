@@ -331,3 +331,21 @@ def test_code_the_decision_hardly_needs_is_shown_by_its_signature():
     assert audit(cards["sym:b.py::dump"]).ok
     tight = pack(units, count(brief) + 12, count).cards
     assert [c.level for c in tight if c.node_id == "sym:b.py::dump"] in ([], ["minimal"])
+
+
+async def test_the_extractor_reads_the_answer_s_prose_clipped_not_its_code(cards_env, script):
+    """The assistant's code blocks become code units; the fact extractor gets the
+    developer's message whole and the answer's prose up to ``ANSWER_CHARS``."""
+    from memory.backends.cards.build import ANSWER_CHARS
+    cards = registry.create("cards", cards_env())
+    prose = "This splits the work in two steps. " * 40
+    answer = f"```python\ndef connect(url):\n    return SECRET_BODY\n```\n{prose}"
+    said = "`connect` must retry twice before it gives up."
+    script.push(json.dumps({"facts": [{"text": said, "locations": []}]}))
+    before = len(script.calls)
+    await cards.observe(Turn(0, said, answer))
+    prompt = "\n".join(m["content"] for m in script.calls[before])
+    assert said in prompt and "SECRET_BODY" not in prompt and "[code]" in prompt
+    assert prose[:ANSWER_CHARS - 20] in prompt and prose not in prompt
+    assert any(n.type == "code" and "SECRET_BODY" in n.content
+               for n in cards.graph.nodes.values())

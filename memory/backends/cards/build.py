@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 EXTRACTED_CONFIDENCE = 0.9  # a fact the extractor chose
 FALLBACK_CONFIDENCE = 0.6  # a developer sentence kept because the extractor failed
 CLIP_CHARS = 2000
+ANSWER_CHARS = 600  # of the assistant's prose the extractor reads (its code: code units)
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
 FACT_CHARS = 300  # the longest fact the extraction schema lets a model write
 
 FACT_PROMPT = """You keep the decision memory of a coding assistant working in a git repository.
@@ -145,6 +147,10 @@ class RawFact:
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= ANSWER_CHARS else text[:ANSWER_CHARS] + " [...]"
 
 
 def without_questions(text: str) -> str:
@@ -251,7 +257,8 @@ class GraphBuilder:
         else:
             schema = extract_schema_r(None)
         try:
-            data = await llm.ask_json(FACT_PROMPT, f"{exchange(turn, CLIP_CHARS)}\nAnswer:",
+            said = replace(turn, assistant=_clip(_FENCED.sub("[code]", turn.assistant)))
+            data = await llm.ask_json(FACT_PROMPT, f"{exchange(said, CLIP_CHARS)}\nAnswer:",
                                       schema, name="facts", max_tokens=400)
             return _beside(long, self._parse(data)), ""
         except (MalformedJSON, LLMError) as exc:
