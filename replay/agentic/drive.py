@@ -1,6 +1,8 @@
 """One agentic pair: each recorded user turn asked again with the tools of
-``ReplayTools``, each answer's edit blocks applied to the pair's clone, then the final
-tests in the sandbox.
+``ReplayTools``, each answer's edit blocks applied to the pair's clone (through
+``memory.acting.Workbench``, as ``engram chat --apply`` does: the edit format in the
+system prompt, an ``edit`` record per proposal and commit), then the final tests in the
+sandbox.
 
 Tokens within turns: the agent measures its tool loop's steps apart from the answer
 (``StepMeasuringAgent``), so a row says how many prompt tokens each turn's steps sent
@@ -10,11 +12,10 @@ and how many its answer did; a backend's own memory calls stay out of both.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory import edits
+from memory.acting import Workbench
 from memory.agent import Agent
 from memory.jail.tree import TreeJail
 from memory.tools.box import RepoTools
@@ -33,19 +34,15 @@ if TYPE_CHECKING:
     from replay.core.runner import Replay
 
 STEPS = "steps_usage"  # turn.meta["tools"] key: the tool loop's own usage
-EDIT_NOTE = ("\n\nYou may read, search and list the repository's files and run its tests "
-             "('tests') with your tools before you answer. To change a file, put edit "
-             "blocks in your answer; they are applied to the repository.\n\n")
 
 
 class StepMeasuringAgent(Agent):
     """An Agent whose tool loop's usage is noted in ``turn.meta["tools"]``."""
 
     @classmethod
-    def adopt(cls, agent: Agent, system_prompt: str) -> StepMeasuringAgent:
-        config = dataclasses.replace(agent.config, system_prompt=system_prompt)
-        return cls(agent.backend, agent.llm, agent.env, agent.transcript, config=config,
-                   backends=agent.backends)
+    def adopt(cls, agent: Agent) -> StepMeasuringAgent:
+        return cls(agent.backend, agent.llm, agent.env, agent.transcript,
+                   config=agent.config, backends=agent.backends)
 
     async def _use_tools(self, backend: Backend, turn: Turn, pack: ContextPack) -> None:
         before = self.llm.ledger.copy()
@@ -57,14 +54,14 @@ class StepMeasuringAgent(Agent):
                                          "calls": used.calls}
 
 
-def _apply(root: Path, turn: Turn, index: Any) -> dict[str, Any]:
+def _apply(bench: Workbench, turn: Turn) -> dict[str, Any]:
     """The answer's edit blocks applied and committed in the clone (all or nothing)."""
-    if not edits.has_blocks(turn.assistant):
+    prepared = bench.propose(turn)
+    if prepared is None:
         return {"edit": "none"}
-    prepared = edits.prepare(root, turn.assistant, index=index)
     if not prepared.ok:
         return {"edit": "refused", "why": prepared.message}
-    applied = edits.apply(prepared, request=turn.user)
+    applied = bench.apply(prepared, turn)
     if not applied.ok:
         return {"edit": "refused", "why": applied.message}
     return {"edit": "applied", "paths": list(applied.paths), "commit": applied.commit}
@@ -93,20 +90,19 @@ async def drive_agentic(replay: Replay, source: AgenticSession, name: str,
     sha = await asyncio.to_thread(checkout, repo, source.commit, work)
     async with replay.lock:
         index = await asyncio.to_thread(replay.plain_index, work)
-    base = replay.agent(source, name, index)
-    agent = StepMeasuringAgent.adopt(base, base.config.system_prompt + EDIT_NOTE
-                                     + edits.EDIT_FORMAT)
+    agent = StepMeasuringAgent.adopt(replay.agent(source, name, index))
+    bench = Workbench(agent, work, ConsentPolicy.preallowed(), commands=False)
     runner = RunTool(work, ConsentPolicy.preallowed(), TreeJail(),
                      RunLimits(timeout=config.limits.timeout))
     tools = ReplayTools(source.log, RepoTools(work, index, constrained=agent.llm.constrained()),
                         runner)
-    agent.tools = tools
+    agent.tools = tools  # in place of the workbench's: reads from the record
     total = len(source.queries) + 1
     turns: list[dict[str, Any]] = []
     for n, query in enumerate(source.queries):
         tools.turn = n
         turn = await agent.ask(query)
-        edit = await asyncio.to_thread(_apply, work, turn, index) if turn.ok else {"edit": "none"}
+        edit = await asyncio.to_thread(_apply, bench, turn)
         if edit["edit"] == "applied":
             tools.changed.update(edit["paths"])
             async with replay.lock:

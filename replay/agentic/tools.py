@@ -16,7 +16,8 @@ call's record (``answered``) and counted:
   (``memory.jail.tree.TreeJail``) on a copy of the clone, so its output is that of the
   code as the replay left it;
 - ``refused``: a command that is not a test and not in the record is not run (a replay
-  does not run new commands); the model is told so.
+  does not run new commands), nor is a test where the jail does not work; the model is
+  told so.
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ class ReplayTools:
     async def _command(self, command: str) -> ToolResult:
         if is_test(command):
             result = await self.runner(command)
-            return self._said("jail", result)
+            ran = result.meta.get("consent") != "not-asked"  # no jail here: nothing ran
+            return self._said("jail" if ran else "refused", result)
         found = self.log.find("run", {"command": command}, self.turn)
         if found is not None and found.result is not None:
             return self._said("record", ToolResult(found.result, found.ok,

@@ -16,6 +16,7 @@ from memory.transcript import read_transcript
 from tests.conftest import git
 from tests.replay.agentic.agentic_recording import (
     BUGGY,
+    QUERIES,
     calc_repo,
     record_session,
     replaying,
@@ -69,6 +70,7 @@ def test_reads_from_the_record_tests_in_the_jail_and_the_verdict(
         tmp_path, embedder, script, live_calls, capsys):
     rows, out, head = replay_cli(tmp_path, embedder, script, fix=True, live=live_calls)
     assert set(rows) == {"full", "mask"}
+    figures = []
     for name, row in rows.items():
         assert row["error"] is None and row["kind"] == "agentic", row["error"]
         agentic = row["agentic"]
@@ -88,7 +90,7 @@ def test_reads_from_the_record_tests_in_the_jail_and_the_verdict(
                                                         for t in agentic["turns"])
         # a failed call (the buggy tests) chains one more step before the answer
         assert [t["steps"] for t in agentic["turns"]] == [5, 1, 2]
-        print(f"{name}: in-turn prompt tokens {agentic['prompt_tokens_in_turns']} "
+        figures.append(f"{name}: in-turn prompt tokens {agentic['prompt_tokens_in_turns']} "
               f"(steps {agentic['step_prompt_tokens']}, answers "
               f"{agentic['answer_prompt_tokens']}) over {len(agentic['turns'])} turns")
         calls = read_transcript(out / "conversations" / f"calc__{name}.jsonl").tool_calls
@@ -106,6 +108,7 @@ def test_reads_from_the_record_tests_in_the_jail_and_the_verdict(
     assert sorted(live_calls) == sorted([("list_files", ""), ("read_file", "calc.py")] * 2)
     shown = capsys.readouterr().out
     assert "agentic: sessions replayed with their tools" in shown
+    print("\n".join(figures))  # after the capture: the figures the docs quote
     results = json.loads((out / "results.json").read_text())
     for name in ("full", "mask"):
         summary = results["agentic"][name]
@@ -126,3 +129,30 @@ def test_a_session_whose_final_tests_fail(tmp_path, embedder, script):
         assert agentic["tests"]["sandbox"] in ("bwrap", "weak")
         assert agentic["answered"]["jail"] == 2
         assert agentic["tests"]["passed_tests"] == 0
+
+
+@pytest.mark.slow
+def test_a_two_turn_session_replayed_by_the_embedded_model(tmp_path, embedder, script):
+    """The real local/smollm2 replays two turns of the recorded session against full,
+    with its tools; whatever it does, the pair completes and reports."""
+    from replay.agentic.source import load_spec
+    from replay.core.runner import Replay, ReplayConfig
+
+    repo = calc_repo(tmp_path / "calc")
+    session = asyncio.run(record_session(repo, tmp_path / "recorded", embedder, script,
+                                         queries=QUERIES[:2]))
+    spec = write_spec(tmp_path / "spec.json", session, tests=["test_calc.py"])
+    source = load_spec(spec, json.loads(spec.read_text()))
+    replay = Replay(ReplayConfig(backends=["full"], model="local/smollm2",
+                                 out=tmp_path / "real", max_tokens=64), embedder=embedder)
+    try:
+        [row] = asyncio.run(replay.run([source]))
+    finally:
+        replay.close()
+    assert row["error"] is None, row["error"]
+    agentic = row["agentic"]
+    assert len(agentic["turns"]) == 2 and agentic["prompt_tokens_in_turns"] > 0
+    assert isinstance(agentic["tests_pass"], bool) and agentic["tests"]["targets"]
+    print(f"smollm2 · full: {agentic['steps']} steps, answered {agentic['answered']}, "
+          f"in-turn prompt tokens {agentic['prompt_tokens_in_turns']} (steps "
+          f"{agentic['step_prompt_tokens']}), tests pass: {agentic['tests_pass']}")
