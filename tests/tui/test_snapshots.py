@@ -147,16 +147,17 @@ def test_every_snapshot_file_has_its_test():
 
 
 def test_edit_diff_screen(app_factory, script, snap_compare):
-    from .test_acting import EDIT, Model, ask
+    """Also the README's picture of the edit flow (docs/edit-flow.svg is a copy)."""
+    from .test_acting import EDIT, Model, ask, call
 
-    script.default = Model(EDIT)
+    script.default = Model(EDIT, steps=(call("read_file", path="app/db.py", start=1, end=0),))
 
     async def run_before(pilot) -> None:
         await settle(pilot)
         await ask(pilot, "raise the connect timeout to 10")
         await pilot.pause(0.5)
 
-    assert snap_compare(app_factory(act=True), terminal_size=(100, 30), run_before=run_before)
+    assert snap_compare(app_factory(act=True), terminal_size=(100, 36), run_before=run_before)
 
 
 @jail

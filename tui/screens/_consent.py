@@ -10,7 +10,7 @@ from textual.widgets import Button, Static
 
 from memory.tools.consent import Decision
 
-WHERE = ("It runs in the sandbox: on a copy of the working tree, without network, without "
+WHERE = ("The sandbox: a copy of the working tree, without network, without "
          "your home, with a timeout; nothing is written back.")
 
 
@@ -37,7 +37,7 @@ class ConsentScreen(ModalScreen[Decision]):
         with Vertical() as box:
             box.border_title = "run a command?"
             box.border_subtitle = "o once · s for this session · d or Esc denies"
-            yield Static("The model asks to run")
+            yield Static("The model asks: run this command in the sandbox?")
             yield Static(f"$ {self.command}".replace("[", r"\["), id="consent-command")
             yield Static(WHERE)
             with Horizontal():

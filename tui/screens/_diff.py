@@ -17,8 +17,8 @@ class DiffScreen(ModalScreen[bool]):
     """Dismisses with True (apply) or False (reject)."""
 
     DEFAULT_CSS = """
-    DiffScreen { align: center middle; }
-    DiffScreen > Vertical { width: 90%; height: auto; max-height: 90%;
+    DiffScreen { align: center bottom; }
+    DiffScreen > Vertical { width: 90%; height: auto; max-height: 70%; margin-bottom: 3;
         border: round $accent; background: $surface; padding: 0 1; }
     DiffScreen #diff-head { height: auto; margin-bottom: 1; }
     DiffScreen #diff-scroll { height: auto; max-height: 30; }
