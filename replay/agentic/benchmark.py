@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replay.agentic._report import AGENTIC_COLUMNS, AGENTIC_LEGEND
+from replay.agentic.checkout import has_commit
 from replay.agentic.drive import drive_agentic
 from replay.agentic.source import KIND, AgenticSession, load_spec
 from replay.benchmark import BaseBenchmark, Probe, Tick
@@ -42,6 +43,9 @@ class AgenticBenchmark(BaseBenchmark):
         if not (repo / ".git").exists():
             return (f"agentic session {source.id}: {repo} is not a git repository (the "
                     "replay starts from a commit of it); pass --repo PATH")
+        if not has_commit(repo, source.commit or "HEAD"):
+            return (f"agentic session {source.id}: commit {source.commit or 'HEAD'} is not "
+                    f"in {repo}; give the session's 'commit' in its spec, or --repo PATH")
         return None
 
     async def drive(self, replay: Replay, source: AgenticSession, name: str,

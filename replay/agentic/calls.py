@@ -150,6 +150,16 @@ class ToolLog:
                                           record.result, record.ok, record.function))
         return log
 
+    def add_edits(self, records: Iterable[dict[str, Any]], turns: dict[int, int]) -> None:
+        """engram's ``edit`` records of applied answers (``memory.acting``), counted as
+        the session's edits (a replayed model makes its own)."""
+        for record in records:
+            turn = record.get("turn")
+            if record.get("op") == "applied" and isinstance(turn, int) and turn in turns:
+                self.calls.append(RecordedCall(turns[turn], "edit",
+                                               {"paths": record.get("paths", [])}, "edit",
+                                               record.get("message", ""), True, "edit"))
+
     # -- Claude Code and Codex CLI ---------------------------------------------------------
     @classmethod
     def from_foreign(cls, calls: Iterable[Any], root: str) -> ToolLog:

@@ -39,6 +39,14 @@ def _git(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def has_commit(repo: Path, commit: str) -> bool:
+    try:
+        _git(Path(repo), "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
+    except CheckoutError:
+        return False
+    return True
+
+
 def checkout(repo: Path, commit: str, dest: Path) -> str:
     """A clone of ``repo`` at ``commit`` ("" for its HEAD) in ``dest``; the commit's sha."""
     if not (Path(repo) / ".git").exists():

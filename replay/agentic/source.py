@@ -93,10 +93,11 @@ def read_engram_session(path: Path) -> AgenticSession:
                           f"{len(reading.problems)})")
     positions = {t.index: n for n, t in enumerate(turns)}
     session = reading.session
+    log = ToolLog.from_engram(reading.tool_calls, positions)
+    log.add_edits(reading.of_type("edit"), positions)
     return AgenticSession(
         id=session.id if session else path.stem, queries=tuple(t.user for t in turns),
-        repo=session.repo if session else "",
-        log=ToolLog.from_engram(reading.tool_calls, positions),
+        repo=session.repo if session else "", log=log,
         commit=session.head if session else "", skipped=len(reading.problems))
 
 

@@ -1,6 +1,7 @@
 """Agentic sessions recorded for the replay tests: the real Agent with the real repository
-tools (the run tool in the real jail) and a scripted model, on a git repository made in
-a tmp dir; and the scripted model that replays them."""
+tools and edits (``memory.acting.Workbench``, as ``engram chat --apply``: the run tool in
+the real jail, each answer's edit applied and committed) and a scripted model, on a git
+repository made in a tmp dir; and the scripted model that replays them."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory.acting import Workbench
 from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
-from memory.jail.tree import TreeJail
 from memory.llm import LLM, LLMConfig
-from memory.tools.box import RepoTools
 from memory.tools.consent import ConsentPolicy
-from memory.tools.run import Limits, RunTool
 from memory.transcript import TranscriptWriter, new_session_id
 from tests.conftest import git, make_repo
 
@@ -93,7 +92,8 @@ def calc_repo(root: Path) -> Path:
 async def record_session(repo: Path, folder: Path, embedder: Any, script: Any,
                          model: PlannedModel = RECORDED,
                          queries: tuple[str, ...] = QUERIES) -> Path:
-    """An engram session recorded by the real Agent: its transcript's path."""
+    """An engram session recorded by the real Agent, its edits applied and committed in
+    ``repo``: its transcript's path (the session record's ``head`` is the commit before)."""
     script.default = model
     llm = LLM(LLMConfig(model="scripted/recording", backoff=0.01))
     env = BackendEnv(llm=llm, embedder=embedder, data_dir=folder / "home",
@@ -104,11 +104,13 @@ async def record_session(repo: Path, folder: Path, embedder: Any, script: Any,
                   config=AgentConfig(max_answer_tokens=128))
     agent.start_session(session_id, "test", git(repo, "rev-parse", "HEAD").strip(),
                         repo=str(repo))
-    agent.tools = RepoTools(repo, runner=RunTool(repo, ConsentPolicy.preallowed(), TreeJail(),
-                                                 Limits(timeout=60)))
+    bench = Workbench(agent, repo, ConsentPolicy.preallowed())
     for query in queries:
         turn = await agent.ask(query)
         assert turn.ok, turn.error
+        prepared = bench.propose(turn)
+        if prepared is not None:
+            assert bench.apply(prepared, turn).ok
     writer.close()
     return writer.path
 

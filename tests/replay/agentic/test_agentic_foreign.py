@@ -138,3 +138,22 @@ def test_a_claude_code_session_replayed_with_its_tools(tmp_path, embedder, scrip
         assert "assert 6 == 4" in calls[1].result and calls[1].data["answered"] == "jail"
         assert calls[-1].data["answered"] == "refused" and "Not run" in calls[-1].result
     assert (repo / "calc.py").read_text() == BUGGY
+
+
+def test_what_cannot_be_replayed_is_said_before_anything_runs(tmp_path):
+    from types import SimpleNamespace
+
+    from replay.agentic.benchmark import BENCHMARK
+
+    replay = SimpleNamespace(config=SimpleNamespace(repo=None))
+    calc_repo(tmp_path / "calc")
+    (tmp_path / "plain").mkdir()
+    cases = (({"repo": "calc"}, None),
+             ({"repo": "calc", "commit": "0123abcd"}, "commit 0123abcd is not in"),
+             ({"repo": "plain"}, "is not a git repository"),
+             ({}, "is not a git repository"))  # the session's /home/dev/calc is not here
+    for fields, said in cases:
+        spec = write_spec(tmp_path / "spec.json", CLAUDE, **fields)
+        [source] = load_source(spec)
+        problem = BENCHMARK.problem(replay, source)
+        assert (problem is None) if said is None else (said in problem), (fields, problem)

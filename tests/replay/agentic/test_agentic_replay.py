@@ -15,7 +15,7 @@ from memory.tools import grep, listing, read
 from memory.transcript import read_transcript
 from tests.conftest import git
 from tests.replay.agentic.agentic_recording import (
-    BUGGY,
+    FIXED,
     QUERIES,
     calc_repo,
     record_session,
@@ -47,6 +47,8 @@ def replay_cli(tmp_path, embedder, script, *, fix: bool, live: list | None = Non
     repo = calc_repo(tmp_path / "calc")
     head = git(repo, "rev-parse", "HEAD").strip()
     session = asyncio.run(record_session(repo, tmp_path / "recorded", embedder, script))
+    fixed = git(repo, "rev-parse", "HEAD").strip()  # the recorded session's own edit
+    assert fixed != head and (repo / "calc.py").read_text() == FIXED
     if live is not None:
         live.clear()  # the recording's own calls ran the real tools
     spec = write_spec(tmp_path / "calc-agentic.json", session, tests=["test_calc.py"],
@@ -60,8 +62,8 @@ def replay_cli(tmp_path, embedder, script, *, fix: bool, live: list | None = Non
                  "--out", str(out), "--max-tokens", "128"])
     assert code == 0
     rows = {r["backend"]: r for r in map(json.loads, (out / "pairs.jsonl").open())}
-    assert git(repo, "rev-parse", "HEAD").strip() == head  # the developer's repository
-    assert (repo / "calc.py").read_text() == BUGGY  # is only read
+    assert git(repo, "rev-parse", "HEAD").strip() == fixed  # the developer's repository
+    assert (repo / "calc.py").read_text() == FIXED  # is only read
     return rows, out, head
 
 
@@ -78,7 +80,7 @@ def test_reads_from_the_record_tests_in_the_jail_and_the_verdict(
         # turn 1: calc.py, grep (record), list_files (live: new), tests (jail);
         # turn 2: test_calc.py (record); turn 3: tests (jail), calc.py (live: edited since)
         assert agentic["answered"] == {"record": 3, "live": 2, "jail": 2, "refused": 0}
-        assert agentic["recorded"] == {"read": 3, "test": 2}
+        assert agentic["recorded"] == {"read": 3, "test": 2, "edit": 1}
         assert [t["edit"] for t in agentic["turns"]] == ["none", "applied", "none"]
         assert agentic["tests_pass"] and agentic["tests"]["failed"] == []
         assert agentic["tests"]["targets"] == ["test_calc.py"]
