@@ -282,3 +282,64 @@ async def test_the_calls_so_far_show_while_the_developer_is_asked(app_factory, s
         await done(pilot)
         lines = str(tools.render()).splitlines()
         assert lines[0].startswith("⚙ read_file") and "denied by you" in lines[1]
+
+
+async def test_uncommitted_work_is_never_lost(app_factory, script, demo_repo):
+    """An uncommitted change in another file stays through apply and undo and is not
+    committed; an edit of a file holding uncommitted changes is refused."""
+    forms = demo_repo / "app/forms.py"
+    forms.write_text(forms.read_text() + "# my work in progress\n")
+    script.default = Model(EDIT, EDIT.replace("app/db.py", "app/forms.py")
+                           .replace("def connect(url, timeout=5):", '"""Forms and their '
+                                    'validation."""').replace("def connect(url, timeout=10):",
+                                                              '"""Forms."""'))
+    app = app_factory(act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        before = tree(demo_repo)
+        await ask(pilot, "raise the connect timeout to 10")
+        await pilot.press("y")
+        await done(pilot)
+        assert "timeout=10" in (demo_repo / "app/db.py").read_text()
+        assert forms.read_bytes() == before["app/forms.py"]
+        assert git(demo_repo, "show", "--name-only", "--format=", "HEAD").split() == ["app/db.py"]
+        await ask(pilot, "shorten the forms docstring")
+        await done(pilot)
+        assert not isinstance(app.screen, DiffScreen)
+        assert "uncommitted" in edit_line(app) and "nothing was written" in edit_line(app)
+        assert forms.read_bytes() == before["app/forms.py"]
+        await send(pilot, "/undo")
+        await done(pilot)
+        assert tree(demo_repo) == before
+        assert git(demo_repo, "status", "--porcelain").split() == ["M", "app/forms.py"]
+
+
+@pytest.mark.slow
+async def test_a_real_smollm2_turn_in_the_app(demo_repo, tmp_path, monkeypatch):
+    """local/smollm2 through the tool loop in the app, whatever it manages: every
+    command it asks for is denied, any edit it proposes rejected; its calls have lines
+    and the repository is as it was."""
+    monkeypatch.setenv("ENGRAM_CONFIG", str(tmp_path / "config.json"))
+    app = EngramApp(AppOptions(repo=demo_repo, model="local/smollm2", data_dir=tmp_path / "d",
+                               max_tokens=96, act=True))
+    before = tree(demo_repo)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        assert app.edits.bench is not None
+        await ask(pilot, "Change the default timeout of connect in app/db.py to 10.")
+        for _ in range(12):  # a modal per command asked for, then maybe the diff
+            if isinstance(app.screen, ConsentScreen | DiffScreen):
+                await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, ConsentScreen | DiffScreen)
+                        or not answering(app), seconds=600)
+            if not answering(app) and not isinstance(app.screen, ConsentScreen | DiffScreen):
+                break
+        await done(pilot)
+        view = app.query(TurnView).last()
+        assert view.turn is not None and view.turn.assistant.strip()
+        calls = view.turn.meta.get("tools", {}).get("calls", [])
+        shown = str(view.query_one(".tools").render()).splitlines()
+        assert [line.split(" ")[1] for line in shown[:len(calls)]] == \
+            [c["function"] for c in calls]
+        assert all("allowed" not in line for line in shown)
+    assert tree(demo_repo) == before
