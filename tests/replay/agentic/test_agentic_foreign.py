@@ -129,6 +129,7 @@ def test_a_claude_code_session_replayed_with_its_tools(tmp_path, embedder, scrip
         assert agentic["answered"] == {"record": 2, "live": 0, "jail": 2, "refused": 1}
         assert agentic["recorded"] == {"read": 2, "test": 2, "edit": 1}
         assert agentic["tests_pass"] and agentic["edits_applied"] == 1
+        assert agentic["tests"]["targets"] == ["test_calc.py"]  # the spec names none: git's
         assert all(t["step_prompt_tokens"] > 0 for t in agentic["turns"])
         print(f"{name}: in-turn prompt tokens {agentic['prompt_tokens_in_turns']} (steps "
               f"{agentic['step_prompt_tokens']}, answers {agentic['answer_prompt_tokens']})")
