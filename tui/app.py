@@ -219,7 +219,7 @@ class EngramApp(App[None]):
         self._update_usage(self.agent.turns[-1] if self.agent.turns else None)
         if self.background.index is not None:
             self.agent.env.repo = self.background.index
-        await self.edits.attach(self.agent)
+        await self.edits.attach(self.agent, list(chat.query(_turn_view())))
         self._booted.set()
         if self.options.pick_session and transcript is None:
             self.action_sessions()

@@ -36,6 +36,16 @@ async def _workbench(agent: Any, repo: Path, asker: Any, commands: bool) -> Any:
     return Workbench(agent, root, ConsentPolicy(asker=asker), commands=commands)
 
 
+async def _edit_records(agent: Any) -> list[dict[str, Any]]:
+    """The session's ``edit`` records so far (a resumed session's), read in a thread."""
+    from memory.transcript import read_transcript
+
+    path = getattr(agent.transcript, "path", None)
+    if path is None:
+        return []
+    return await asyncio.to_thread(lambda: read_transcript(path).of_type("edit"))
+
+
 async def _call(function: Callable[..., Any], *args: Any) -> Any:
     """``function(*args)`` in a thread of the engine loop (git and file work)."""
     return await asyncio.to_thread(function, *args)
@@ -68,10 +78,13 @@ class EditFlow:
         return bool(chosen)
 
     # -- the session's workbench ---------------------------------------------------------
-    async def attach(self, agent: Any) -> None:
+    async def attach(self, agent: Any, views: list[Any] | None = None) -> None:
         """Make the session's Workbench (on the engine loop); on failure the app still
-        answers, and every edit or /undo says why it cannot act."""
+        answers, and every edit or /undo says why it cannot act. ``views``: the turns of
+        a resumed session, which show what became of their edits."""
         self.bench, self.applied = None, []
+        if views:
+            self._show_recorded(views, await self.host.engine.run(_edit_records(agent)))
         if not getattr(self.host.options, "act", True):
             self.problem = "acting on the repository is off in this app"
             return
@@ -121,6 +134,30 @@ class EditFlow:
             if screen.is_attached and screen.is_current:
                 screen.dismiss(None)
             raise
+
+    def _show_recorded(self, views: list[Any], records: list[dict[str, Any]]) -> None:
+        """A resumed session's turns say what became of their edits, as recorded."""
+        by_turn = {v.turn.index: v for v in views if getattr(v, "turn", None) is not None}
+        applied: dict[str, Any] = {}
+        for record in records:
+            op, commit = record.get("op"), str(record.get("commit") or "")
+            paths = ", ".join(record.get("paths") or [])
+            view = by_turn.get(record.get("turn"))  # type: ignore[arg-type]
+            if op == "undone" and commit in applied:
+                view = applied.pop(commit)
+                view.show_edit(f"↶ undone: {record.get('message', '')}", "undone")
+                self.applied = [(c, v) for c, v in self.applied if c != commit]
+            elif view is None:
+                continue
+            elif op == "applied":
+                view.show_edit(f"✓ applied as {_short(commit)}: {paths}", "applied")
+                applied[commit] = view
+                self.applied.append((commit, view))
+            elif op == "rejected":
+                view.show_edit(f"✗ rejected: {paths} · nothing was written", "rejected")
+            elif op == "refused" or (op == "proposed" and not record.get("ok")):
+                view.show_edit(f"✗ the edit was not applied: {record.get('message', '')}",
+                               "refused")
 
     # -- consent: the tool loop (engine loop) asks, the UI loop shows the modal ------------
     async def ask(self, command: str) -> Any:

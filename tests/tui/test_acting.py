@@ -314,6 +314,33 @@ async def test_uncommitted_work_is_never_lost(app_factory, script, demo_repo):
         assert git(demo_repo, "status", "--porcelain").split() == ["M", "app/forms.py"]
 
 
+
+async def test_a_resumed_session_shows_its_edits_and_undoes(app_factory, script, demo_repo):
+    script.default = Model(EDIT, EDIT.replace("timeout=5", "timeout=10")
+                           .replace("timeout=10):\n@@@ END", "timeout=20):\n@@@ END"))
+    first = app_factory(act=True)
+    async with first.run_test(size=(120, 40)) as pilot:
+        await ready(first, pilot)
+        before = tree(demo_repo)
+        await ask(pilot, "raise the connect timeout to 10")
+        await pilot.press("y")
+        await done(pilot)
+        await ask(pilot, "and to 20")
+        await pilot.press("n")
+        await done(pilot)
+        commit = git(demo_repo, "rev-parse", "HEAD").strip()
+    again = app_factory(act=True, continue_last=True)
+    async with again.run_test(size=(120, 40)) as pilot:
+        await ready(again, pilot)
+        lines = [str(v.query_one(".edit").render()) for v in again.query(TurnView)]
+        assert lines[0] == f"✓ applied as {commit[:8]}: app/db.py"
+        assert lines[1].startswith("✗ rejected: app/db.py")
+        await send(pilot, "/undo")
+        await done(pilot)
+        assert tree(demo_repo) == before
+        assert str(again.query(TurnView).first().query_one(".edit").render()).startswith(
+            "↶ undone")
+
 @pytest.mark.slow
 async def test_a_real_smollm2_turn_in_the_app(demo_repo, tmp_path, monkeypatch):
     """local/smollm2 through the tool loop in the app, whatever it manages: every
