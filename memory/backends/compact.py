@@ -26,9 +26,11 @@ Options (``BackendEnv.options``): ``compact_share`` (0.8), ``compact_turns`` (0:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memory import structured
 from memory.backends._journal import Journal
 from memory.backends.base import (
     BackendEnv,
@@ -58,6 +60,8 @@ SUMMARY_TOKENS = 512
 PROMPT_SHARE = 0.6  # of the window, at most, for the turns shown to the summariser
 CHARS_PER_TOKEN = 3
 TRAIL_CHARS = 1500  # of each tool output of a past turn shown verbatim
+MIN_CHARS = 60  # of each text a summariser is shown, at least
+MARGIN = 64  # chat-template overhead
 NOTES_CHARS = 2400  # the notes on a turn's folded calls
 
 SUMMARY_PROMPT = """You maintain the running summary of a long conversation between a
@@ -146,6 +150,33 @@ def render_calls(calls: list[Call], chars: int) -> str:
     return "\n\n".join(lines)
 
 
+def request_tokens(llm: LLM, system: str, user: str, schema: dict[str, Any]) -> int:
+    """The tokens of a structured call's request as sent: the schema is added to the
+    system prompt in words in the modes that tell it (``structured.schema_instruction``)."""
+    if llm.structured_mode() not in ("grammar", "schema"):
+        system = f"{system}\n\n{structured.schema_instruction(schema)}"
+    return llm.count_messages([{"role": "system", "content": system},
+                               {"role": "user", "content": user}])
+
+
+def fitted(llm: LLM, system: str, schema: dict[str, Any], render: Callable[[int], str],
+           chars: int, reply: int) -> str | None:
+    """The summariser's message with each text cut to ``chars`` characters, or fewer, so
+    that the request and its ``reply`` fit the window (measured with the model's own
+    token counter: code takes more tokens per character than the estimate); None when
+    not even ``MIN_CHARS`` fit."""
+    limit = llm.context_window() - reply - MARGIN
+    for _ in range(8):
+        user = render(chars)
+        sent = request_tokens(llm, system, user, schema)
+        if sent <= limit:
+            return user
+        if chars <= MIN_CHARS:
+            return None
+        chars = max(MIN_CHARS, int(chars * limit / sent * 0.9))
+    return None
+
+
 def render_turn(turn: Turn, chars: int) -> str:
     calls = trail(turn)
     tools = f"\nTool calls:\n{render_calls(calls, chars)}" if calls else ""
@@ -195,12 +226,15 @@ class SummariseCalls:
             return
         chars = max(200, int(self.llm.context_window() * PROMPT_SHARE) * CHARS_PER_TOKEN
                     // (2 * len(fold)))
-        calls = render_calls([Call(s.function, s.args, s.ok, s.output) for s in fold], chars)
-        user = (f"Previous notes:\n{trajectory.summary or '(none yet)'}\n\n"
-                f"Calls to fold in:\n{calls}\n\nNew notes:")
+        calls = [Call(s.function, s.args, s.ok, s.output) for s in fold]
         schema = {"type": "object", "properties": {"notes": {
             "type": "string", "minLength": 1, "maxLength": NOTES_CHARS}},
             "required": ["notes"], "additionalProperties": False}
+        user = fitted(self.llm, CALLS_PROMPT, schema, lambda n: (
+            f"Previous notes:\n{trajectory.summary or '(none yet)'}\n\n"
+            f"Calls to fold in:\n{render_calls(calls, n)}\n\nNew notes:"), chars, self.tokens)
+        if user is None:
+            return  # not even short extracts fit: the window's own fit masks them
         try:
             data = await self.llm.ask_json(CALLS_PROMPT, user, schema, name="call_notes",
                                            max_tokens=self.tokens)
@@ -316,20 +350,27 @@ class CompactBackend:
     async def _summarize(self, middle: list[Turn], guidance: str) -> str:
         room = int(self.env.llm.context_window() * PROMPT_SHARE) - self.env.count(self.summary)
         chars = max(200, room * CHARS_PER_TOKEN // (2 * len(middle)))
-        parts = [f"Previous summary:\n{self.summary or '(none yet)'}",
-                 "Turns to fold in:\n" + "\n\n".join(render_turn(t, chars) for t in middle)]
-        if guidance:
-            parts.append(f"The developer's instructions for this summary: {guidance}")
-        parts.append("New summary:")
+
+        def parts(n: int) -> str:
+            said = [f"Previous summary:\n{self.summary or '(none yet)'}",
+                    "Turns to fold in:\n" + "\n\n".join(render_turn(t, n) for t in middle)]
+            if guidance:
+                said.append(f"The developer's instructions for this summary: {guidance}")
+            return "\n\n".join([*said, "New summary:"])
+
         choices = None
         if self.env.llm.constrained():  # a small model picks lines, it does not write them
             found = summary_lines(self.summary)
             for turn in middle:
                 found += statements(turn.user) + statements(turn.assistant)
             choices = list(dict.fromkeys(found))
-        data = await self.env.llm.ask_json(
-            SUMMARY_PROMPT, "\n\n".join(parts), summary_schema(choices), name="summary",
-            max_tokens=self.config.summary_tokens)
+        schema = summary_schema(choices)
+        user = fitted(self.env.llm, SUMMARY_PROMPT, schema, parts, chars,
+                      self.config.summary_tokens)
+        if user is None:
+            raise LLMError("the turns do not fit the window even cut short")
+        data = await self.env.llm.ask_json(SUMMARY_PROMPT, user, schema, name="summary",
+                                           max_tokens=self.config.summary_tokens)
         return render_summary(data if isinstance(data, dict) else {})
 
     def drain_records(self) -> list[dict[str, object]]:

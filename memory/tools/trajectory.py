@@ -132,15 +132,16 @@ class Condenser(Protocol):
 
 
 def fit(trajectory: Trajectory, room: int, count: Count) -> None:
-    """Make the shown steps fit ``room`` tokens: mask the oldest whole outputs, then clip
-    the newest, then drop the oldest steps; each change recorded as by ``window``."""
+    """Make the shown steps fit ``room`` tokens: mask the oldest outputs (whole or
+    clipped), then clip the newest, then drop the oldest steps; each change recorded as
+    by ``window``."""
     def over() -> bool:
         return trajectory.tokens(count) > room
 
     for step in trajectory.shown():  # oldest first; the newest is clipped rather than hidden
         if not over() or step is trajectory.steps[-1]:
             break
-        if step.state == WHOLE:
+        if step.state in (WHOLE, CLIPPED):  # a placeholder keeps the call in view
             before = count(step.render())
             text = step.mask()
             trajectory.note(step, MASKED, "window", before, count(step.render()), text)

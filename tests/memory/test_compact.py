@@ -88,14 +88,30 @@ async def test_the_summary_is_recursive(embedder, script):
 
 async def test_share_trigger_uses_the_window(embedder, script, monkeypatch):
     compact = backend(embedder, share=0.8)
-    monkeypatch.setattr(compact.env.llm, "context_window", lambda: 100)
+    monkeypatch.setattr(compact.env.llm, "context_window", lambda: 1500)
     script.push(*[summary(requirements=["short summary"])] * 3)
-    long = "word " * 30
+    long = "word " * 300
     for i in range(4):
         await compact.observe(Turn(i, f"{i} {long}", "ok"))
     assert compact.compactions >= 1
-    assert compact.history_tokens() <= 80
+    assert compact.history_tokens() <= 1200
     assert compact.head[0].index == 0 and compact.tail[-1].index == 3
+    for messages in script.calls:  # each summary request and its reply within the window
+        assert compact.env.llm.count_messages(messages) + 512 <= 1500
+
+
+async def test_a_summary_request_that_cannot_fit_the_window_is_skipped(embedder, script,
+                                                                      monkeypatch):
+    """Not even the instructions fit a 100-token window: nothing is sent, the turns stay
+    verbatim, and the skip is recorded."""
+    compact = backend(embedder, share=0.8)
+    monkeypatch.setattr(compact.env.llm, "context_window", lambda: 100)
+    for i in range(4):
+        await compact.observe(Turn(i, f"{i} " + "word " * 30, "ok"))
+    assert compact.compactions == 0 and script.calls == []
+    assert len(compact.tail) == 3
+    skipped = [r for r in compact.drain_records() if r["op"] == "skipped"]
+    assert skipped and "do not fit the window even cut short" in skipped[0]["text"]
 
 
 async def test_forced_compaction_passes_the_guidance(embedder, script):
