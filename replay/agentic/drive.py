@@ -75,6 +75,8 @@ def turn_row(turn: Turn, edit: dict[str, Any]) -> dict[str, Any]:
     row = {"steps": int(tools.get("steps", 0)),
            "step_prompt_tokens": int(steps.get("prompt_tokens", 0)),
            "answer_prompt_tokens": answer.prompt_tokens,
+           "peak": int(tools.get("peak", 0)),  # the largest request of the loop, in tokens
+           "limit": int(tools.get("limit", 0)),  # what the loop kept it within
            "calls": [{"function": c.get("function"), "answered": c.get("answered", "")}
                      for c in calls],
            "error": turn.error or "", **edit}
@@ -118,6 +120,7 @@ async def drive_agentic(replay: Replay, source: AgenticSession, name: str,
         "answer_prompt_tokens": sum(t["answer_prompt_tokens"] for t in turns),
         "prompt_tokens_in_turns": sum(t["prompt_tokens"] for t in turns),
         "steps": sum(t["steps"] for t in turns),
+        "peak": max((t["peak"] for t in turns), default=0),
         "answered": dict(tools.answered), "recorded": source.log.counts(),
         "edits_applied": sum(1 for t in turns if t["edit"] == "applied"),
         "edits_refused": sum(1 for t in turns if t["edit"] == "refused"),

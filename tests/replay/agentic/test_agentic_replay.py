@@ -86,6 +86,7 @@ def test_reads_from_the_record_tests_in_the_jail_and_the_verdict(
         assert agentic["tests"]["targets"] == ["test_calc.py"]
         for turn in agentic["turns"]:
             assert turn["step_prompt_tokens"] > 0 and turn["answer_prompt_tokens"] > 0
+            assert 0 < turn["peak"] <= turn["limit"]  # within the window in the turn
             assert turn["prompt_tokens"] == turn["step_prompt_tokens"] + \
                 turn["answer_prompt_tokens"]
         assert agentic["prompt_tokens_in_turns"] == sum(t["prompt_tokens"]
