@@ -158,3 +158,36 @@ def test_what_cannot_be_replayed_is_said_before_anything_runs(tmp_path):
         [source] = load_source(spec)
         problem = BENCHMARK.problem(replay, source)
         assert (problem is None) if said is None else (said in problem), (fields, problem)
+
+
+CODEX_AGENTIC = FIXTURES / "rollout-2025-11-04T10-00-00-019a4f00-1111-7222-8333-944445555666.jsonl"
+
+
+@jail
+def test_a_codex_rollout_replayed_with_its_shell_reads(tmp_path, embedder, script):
+    calc_repo(tmp_path / "calc")
+    spec = write_spec(tmp_path / "codex.json", CODEX_AGENTIC, repo="calc", id="codex-calc")
+    [source] = load_source(spec)
+    assert [(c.function, c.kind) for c in source.log.calls] == [
+        ("read_file", "read"), ("run", "test"), ("read_file", "read"), ("edit", "edit"),
+        ("run", "test")]
+    script.default = PlannedModel(
+        plans={QUERIES[0]: [call("read_file", path="calc.py", start=1, end=0),
+                            call("run", False, command="tests")],
+               QUERIES[1]: [call("read_file", False, path="test_calc.py", start=1, end=5)],
+               QUERIES[2]: [call("run", False, command="tests")]},
+        answers={QUERIES[0]: "It multiplies by 3.", QUERIES[1]: FIX, QUERIES[2]: "Passed."})
+    from tui.cli import main
+
+    out = tmp_path / "run"
+    assert main(["replay", str(spec), "--backends", "full", "--model", "scripted/replay",
+                 "--out", str(out), "--max-tokens", "128"]) == 0
+    [row] = map(json.loads, (out / "pairs.jsonl").open())
+    agentic = row["agentic"]
+    assert row["error"] is None and row["origin"] == "codex 0.46.0"
+    assert agentic["answered"] == {"record": 2, "live": 0, "jail": 2, "refused": 0}
+    assert agentic["tests_pass"]
+    calls = read_transcript(out / "conversations" / "codex-calc__full.jsonl").tool_calls
+    assert calls[0].result == "def double(x):\n    return x * 3\n"  # cat's recorded output
+    assert calls[2].data["recorded_as"] == "shell"  # sed -n 1,5p test_calc.py
+    assert "1 passed" in calls[3].result and calls[3].data["answered"] == "jail"
