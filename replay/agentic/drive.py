@@ -4,9 +4,10 @@
 system prompt, an ``edit`` record per proposal and commit), then the final tests in the
 sandbox.
 
-Tokens within turns: the agent measures its tool loop's steps apart from the answer
+Tokens within turns: the agent measures its tool loop apart from the answer
 (``StepMeasuringAgent``), so a row says how many prompt tokens each turn's steps sent
-and how many its answer did; a backend's own memory calls stay out of both.
+(with a condenser's summaries made within the loop: ``compact``'s) and how many its
+answer did; the backend's update after the turn (``observe``) stays out of both.
 """
 
 from __future__ import annotations
