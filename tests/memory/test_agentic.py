@@ -22,6 +22,7 @@ import pytest
 
 from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
+from memory.backends.cards.build import FACT_PROMPT
 from memory.backends.compact import CALLS_PROMPT, HEADINGS
 from memory.backends.compact import SUMMARY_PROMPT as COMPACT_PROMPT
 from memory.llm import LLM, LLMConfig
@@ -107,6 +108,9 @@ class Model:
         if system.startswith(COMPACT_PROMPT[:60]):
             self.kept("summary", messages)
             return json.dumps({key: [f"read modules for {key}"] for key in HEADINGS})
+        if system.startswith(FACT_PROMPT[:60]):  # cards' fact extraction
+            self.kept("facts", messages)
+            return json.dumps({"facts": []})
         if system.startswith(CALLS_PROMPT[:60]):
             self.kept("notes", messages)
             return json.dumps({"notes": "mod files set value_n_i = compute(i, ...); "
@@ -157,7 +161,8 @@ def within_the_window(agent: Agent, model: Model) -> None:
     """Every request, with the reply it may take, within the window (the agent's own
     token counter); prints the most tokens sent per turn and per request kind."""
     window = agent.llm.context_window()
-    replies = {"step": STEP_TOKENS, "answer": ANSWER_TOKENS, "summary": 512, "notes": 512}
+    replies = {"step": STEP_TOKENS, "answer": ANSWER_TOKENS, "summary": 512, "notes": 512,
+               "facts": 400}
     assert {kind for kind, _ in model.requests} >= {"step", "answer"}
     most: dict[str, int] = {}
     per_turn = [0] * TURNS
@@ -236,3 +241,23 @@ async def test_compact_keeps_a_long_agentic_session_within_the_window(repo, tmp_
     assert 'read_file({"path": "pkg/mod1.py"' in dropped[0]["text"]
     prompt = next(m for kind, m in model.requests if kind == "summary")[-1]["content"]
     assert "Tool calls:" in prompt and "value_1_1 = compute(1" in prompt
+
+
+@pytest.mark.parametrize("backend", ["full", "cards"])
+async def test_backends_without_a_condenser_stay_within_a_small_window(
+        backend, repo, tmp_path, embedder, script, test_run):
+    """No condenser: the window's own fit keeps every step within 4,096 tokens. cards
+    also reads the twenty test runs: the forty failures are current once each, revised
+    by the next run that fails them again."""
+    agent, model, transcript = await session(backend, repo, tmp_path, embedder, script,
+                                             test_run, 4096)
+    within_the_window(agent, model)
+    tools_recorded(agent, transcript)
+    if backend == "cards":
+        graph = agent.backend.graph
+        failing = [n for n in graph.current() if n.type == "failure"]
+        assert len(failing) == 40 and all(n.turn == TURNS - 1 for n in failing)
+        [run] = [n for n in graph.current() if n.type == "tests"]
+        assert run.content.startswith(f"tests `python -m pytest -q` (the whole suite) at "
+                                      f"turn {TURNS - 1}: 40 failed.")
+        assert graph.nodes["fail:0:run2:0"].superseded_by == "fail:1:run2:0"
