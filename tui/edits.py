@@ -22,6 +22,7 @@ from tui.calls import Watched, call_line, tool_lines
 from tui.config import load_config
 from tui.diffview import diff_stats
 from tui.host import Host
+from tui.widgets._status import StatusBar
 
 
 async def _workbench(agent: Any, repo: Path, asker: Any, commands: bool) -> Any:
@@ -44,6 +45,12 @@ async def _edit_records(agent: Any) -> list[dict[str, Any]]:
     if path is None:
         return []
     return await asyncio.to_thread(lambda: read_transcript(path).of_type("edit"))
+
+
+def _head(root: Path) -> str:
+    from memory import _git
+
+    return _git.head(root)
 
 
 async def _call(function: Callable[..., Any], *args: Any) -> Any:
@@ -237,7 +244,16 @@ class EditFlow:
         self._say(view, f"✓ applied{how} as {_short(applied.commit)}: {paths} · /undo reverts "
                        "it", "applied")
         self.applied.append((applied.commit, view))
+        await self._show_head()
         self.host.notify(f"committed {_short(applied.commit)}: {paths}")
+
+    async def _show_head(self) -> None:
+        """The status bar's HEAD after engram committed or undid."""
+        try:
+            head = await self.host.engine.run(_call(_head, self.bench.root))
+        except Exception:  # the status bar is not worth an error
+            return
+        self.host.query_one(StatusBar).head = head[:8]
 
     @staticmethod
     def _refused(head: str, message: str, problems: list[Any]) -> Text:
@@ -259,6 +275,7 @@ class EditFlow:
             self.host.notify(undone.message, title="not undone", severity="warning",
                              timeout=15)
             return
+        await self._show_head()
         for commit, view in list(self.applied):
             if commit == undone.commit:
                 if view.is_attached:

@@ -13,7 +13,7 @@ import pytest
 from memory.jail import bwrap
 from tui.app import AppOptions, EngramApp
 from tui.screens import ConsentScreen, DiffScreen
-from tui.widgets import TurnView
+from tui.widgets import StatusBar, TurnView
 
 from ..conftest import git
 from .conftest import ready
@@ -109,6 +109,7 @@ async def test_an_edit_is_shown_and_applied_on_y(app_factory, script, demo_repo)
         assert git(demo_repo, "status", "--porcelain") == ""
         line = edit_line(app)
         assert line.startswith("✓ applied") and commit[:8] in line and "app/db.py" in line
+        assert app.query_one(StatusBar).head == commit[:8]
 
 
 async def test_n_rejects_and_nothing_is_written(app_factory, script, demo_repo):
@@ -140,6 +141,7 @@ async def test_undo_restores_the_tree_byte_for_byte(app_factory, script, demo_re
         await done(pilot)
         assert tree(demo_repo) == before
         assert git(demo_repo, "rev-parse", "HEAD") == head
+        assert app.query_one(StatusBar).head == head[:8]
         assert edit_line(app).startswith("↶ undone")
         await send(pilot, "/undo")  # nothing of engram's left: the engine's refusal
         notes = [n.message for n in app._notifications]
