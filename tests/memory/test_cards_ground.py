@@ -30,6 +30,11 @@ def quantize(amount):
     return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
 
+def quantize_up(amount):
+    """Round an amount up to whole cents."""
+    return amount.quantize(Decimal("0.01"), rounding="ROUND_UP")
+
+
 def due(days):
     """The due date, ``days`` from today."""
     import hashlib
@@ -134,3 +139,16 @@ async def test_a_description_borrowed_from_another_function_gives_way(home_env, 
                   "parts.", "`split_url` should: Return the parts as a tuple of strings."])
     cards = registry.create("cards", home_env())
     assert await said_in_turns(cards, script, own) == own
+
+
+async def test_two_close_dependencies_the_module_knows_both_stay(home_env, script):
+    """`quantize_up` is close to `quantize` (a similar name, the same module): said of a
+    function whose module is unknown it replaces it; in app/money.py, which defines both,
+    it adds."""
+    said = no_cue(["`charge` should reuse `quantize` from `app/money.py`.",
+                   "`charge` should reuse `quantize_up` from `app/money.py`."])
+    cards = registry.create("cards", home_env())
+    assert await said_in_turns(cards, script, said) == said[1:]
+    placed = no_cue(["`charge` belongs in `app/money.py`.", *said])
+    cards = registry.create("cards", home_env())
+    assert await said_in_turns(cards, script, placed) == placed

@@ -22,7 +22,9 @@ one supersedes the earlier when:
   same kind of thing (class, function, exception, constant) with similar code in the
   repository; or the earlier name is *foreign* to the function's module (``ground``:
   the module neither defines nor imports it, nor its module), the later one being said
-  last. An unrelated new dependency adds to the earlier ones the module knows.
+  last. An unrelated new dependency adds to the earlier ones the module knows, and so
+  does a close one when the module knows both (it has them at hand: a function there
+  may use both).
 
 - **borrowed**: the earlier one describes another function of the repository (its
   claim, without the lead, is that function's documented behaviour: MiniLM cosine to
@@ -350,7 +352,10 @@ class Reviser:
         for other, sim in others:
             if additive:
                 if frame(other.content) == frame(node.content):
-                    close = self.replaces_dependency(node.content, other.content)
+                    both = home_names is not None and not self.foreign(
+                        node.content, home_names) and not self.foreign(other.content, home_names)
+                    close = 0.0 if both else self.replaces_dependency(node.content,
+                                                                      other.content)
                     if close:
                         found.append(Revision(other, close, "dependency", uncertain=True))
                     elif self.foreign(other.content, home_names) \
