@@ -242,6 +242,24 @@ async def test_a_run_over_part_of_the_suite_revises_only_what_it_covers(
     assert cards.graph.nodes["fail:0:run1:1"].current  # outside that run's scope
 
 
+async def test_only_a_call_that_ran_a_command_is_read_as_a_run(project, tmp_path, embedder,
+                                                               script):
+    cards = cards_for(tmp_path, embedder, script)
+    log = run(project, *PYTEST, "-q", "tests/test_calc.py")
+    shown = Turn(0, "turn 0: what does the log say?", "It lists failures.", meta={"tools": {
+        "calls": [{"function": "search_code", "args": {"query": "failed"}, "ok": True,
+                   "result": log, "step": 1}], "steps": 1}})
+    await cards.observe(shown)
+    assert current(cards, "tests") == [] and current(cards, "failure") == []
+    ran = Turn(1, "turn 1: and in a shell?", "Four fail.", meta={"tools": {
+        "calls": [{"function": "Bash", "args": {"command": "pytest -q tests/test_calc.py"},
+                   "ok": False, "result": log, "step": 1}], "steps": 1}})
+    await cards.observe(ran)
+    [unit] = current(cards, "tests")
+    assert unit.content.startswith("tests `pytest -q tests/test_calc.py` (tests/test_calc.py)")
+    assert len(current(cards, "failure")) == 4
+
+
 async def test_a_later_passing_run_revises_the_failure_cards(project, tmp_path, embedder,
                                                              script):
     cards = cards_for(tmp_path, embedder, script)
@@ -267,7 +285,7 @@ async def test_a_later_passing_run_revises_the_failure_cards(project, tmp_path, 
     shown = [c.node_id for c in cards.last_pack.cards]
     assert unit.id in shown and bad.id not in shown
     [card] = [c for c in cards.last_pack.cards if c.node_id == unit.id]
-    assert card.revises == "revises turn 0, 0, 0"  # two failures and the earlier run
+    assert card.revises == "revises turn 0"  # two failures and the earlier run
 
 
 jail = pytest.mark.skipif(bwrap.available() is not None,

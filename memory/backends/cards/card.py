@@ -162,7 +162,7 @@ def compile_card(node: Node, judgment: Judgment, utility: float,
         failure = "the answer guesses the signature or behaviour of existing code."
     return Card(node.id, node.type, trigger, evidence, hint, failure, scope,
                 round(utility, 4), origin, brief, stale=node.stale, alarm=node.alarm,
-                revises=f"revises turn {', '.join(str(r.turn) for r in revised)}"
+                revises="revises turn " + ", ".join(dict.fromkeys(str(r.turn) for r in revised))
                 if revised else "")
 
 

@@ -1,7 +1,9 @@
 """Test results from a turn's tool calls, as units of the ``cards`` graph.
 
-Every call of a turn's tool loop (``memory.tools.trajectory.trail``) whose output is a
-test run (``testruns.parse``: pytest or unittest, whatever the command) becomes a
+Every call of a turn's tool loop (``memory.tools.trajectory.trail``) that ran a command
+(the ``run`` tool, or any tool called with a ``command``: a recorded session's shell)
+and whose output is a test run (``testruns.parse``: pytest or unittest, whatever the
+command) becomes a
 ``tests`` unit (the command, its scope, the counts, the failing tests) and one
 ``failure`` unit per failed test (its id and first error line), tied to the test's
 definition when the repository has it.
@@ -52,6 +54,12 @@ def command_of(call: Call) -> str:
     return call.line
 
 
+def ran_a_command(call: Call) -> bool:
+    """Whether a call ran a command (a file read or a search only shows text)."""
+    return call.function == "run" or any(isinstance(call.args.get(k), str | list)
+                                         for k in ("command", "cmd"))
+
+
 def test_location(test: str) -> str:
     """``path::Class::name[param]`` -> ``path::Class.name``; a unittest id stays as it is."""
     path, sep, rest = test.partition("::")
@@ -72,6 +80,8 @@ class TestOutcomes:
     def add_turn(self, turn: Turn) -> Outcome:
         outcome = Outcome()
         for step, call in enumerate(trail(turn), 1):
+            if not ran_a_command(call):
+                continue
             run = testruns.parse(call.output)
             if run is not None:
                 self._add_run(turn, step, command_of(call), run, outcome)
