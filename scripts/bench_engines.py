@@ -121,7 +121,7 @@ def timing(stamps: list[float], start: float, n_new: int) -> dict[str, float]:
 # -- route (b): llama.cpp ----------------------------------------------------------------
 def worker_llama(args: argparse.Namespace) -> dict[str, Any]:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as memory/local.py does
-    from memory.local import LOCAL_CONTEXT_WINDOW, gguf_path
+    from memory.local import gguf_path, local_context_window
 
     path = gguf_path("smollm2")
     t0 = time.perf_counter()
@@ -129,7 +129,7 @@ def worker_llama(args: argparse.Namespace) -> dict[str, Any]:
     import llama_cpp
     from llama_cpp import Llama, LlamaGrammar
     t1 = time.perf_counter()
-    llm = Llama(model_path=str(path), n_ctx=LOCAL_CONTEXT_WINDOW, n_threads=args.threads,
+    llm = Llama(model_path=str(path), n_ctx=local_context_window(), n_threads=args.threads,
                 n_threads_batch=args.threads, seed=0, flash_attn=True, verbose=False)
     t2 = time.perf_counter()
     template = jinja2.Environment(autoescape=False).from_string(
