@@ -86,6 +86,9 @@ async def _answer(session: Any, query: str, out: TextIO, bench: Any = None) -> b
     out.flush()
     if not turn.ok:
         say(f"the answer failed: {turn.error}")
+    if turn.meta.get("stopped"):
+        say("stopped: the answer repeated itself; what streamed after its first copy is not "
+            "kept in the answer or the transcript")
     if bench is not None:
         await asyncio.to_thread(_act, session, bench, turn)
     return turn.ok

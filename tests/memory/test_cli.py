@@ -68,6 +68,28 @@ def test_headless_chat_answers_each_line_and_records_a_session(
                                                                "second question"]
 
 
+LOOP = "The price parsing logic is in money.py. It rounds the Decimal to cents. "
+
+
+def test_ask_says_when_an_answer_was_stopped_for_repeating(demo_repo, tmp_path, script, capsys):
+    script.push(LOOP * 10)
+    code = main(["ask", "where is the price parsing?", "--repo", str(demo_repo),
+                 "--model", "scripted/t", "--backend", "full", "--data-dir", str(tmp_path)])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "stopped: the answer repeated itself" in captured.err
+    assert captured.out.count("rounds the Decimal to cents") >= 2  # the copies streamed
+    turn = read_transcript(next(tmp_path.glob("repos/*/sessions/*.jsonl"))).of_type("turn")[0]
+    assert turn["assistant"] == LOOP.rstrip() and turn["meta"]["stopped"]
+
+
+def test_plain_answers_say_no_stop(demo_repo, tmp_path, script, capsys):
+    script.push("It is in money.py.")
+    assert main(["ask", "where?", "--repo", str(demo_repo), "--model", "scripted/t",
+                 "--backend", "full", "--data-dir", str(tmp_path)]) == 0
+    assert "stopped" not in capsys.readouterr().err
+
+
 def test_index_command_reports_a_summary(demo_repo, tmp_path, capsys):
     assert main(["index", "--repo", str(demo_repo), "--data-dir", str(tmp_path / "d")]) == 0
     assert "4 re-indexed" in capsys.readouterr().out
