@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 
@@ -16,6 +17,13 @@ class DiffColours:
     removed: str = "red"
     hunk: str = "cyan"
     header: str = "bold"
+
+
+def theme_colours(theme: Any) -> DiffColours:
+    """A Textual theme's success, error and accent colours for a diff."""
+    return DiffColours(added=getattr(theme, "success", None) or "green",
+                       removed=getattr(theme, "error", None) or "red",
+                       hunk=getattr(theme, "accent", None) or "cyan")
 
 
 def diff_text(diff: str, colours: DiffColours = DiffColours()) -> Text:

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from tui.calls import Watched, call_line, tool_lines
 from tui.config import load_config
-from tui.diffview import diff_stats
+from tui.diffview import diff_stats, diff_text, theme_colours
 from tui.host import Host
 from tui.widgets._status import StatusBar
 
@@ -91,7 +91,7 @@ class EditFlow:
         a resumed session, which show what became of their edits."""
         self.bench, self.applied = None, []
         if views:
-            self._show_recorded(views, await self.host.engine.run(_edit_records(agent)))
+            await self._show_recorded(views, await self.host.engine.run(_edit_records(agent)))
         if not getattr(self.host.options, "act", True):
             self.problem = "acting on the repository is off in this app"
             return
@@ -142,7 +142,7 @@ class EditFlow:
                 screen.dismiss(None)
             raise
 
-    def _show_recorded(self, views: list[Any], records: list[dict[str, Any]]) -> None:
+    async def _show_recorded(self, views: list[Any], records: list[dict[str, Any]]) -> None:
         """A resumed session's turns say what became of their edits, as recorded."""
         by_turn = {v.turn.index: v for v in views if getattr(v, "turn", None) is not None}
         applied: dict[str, Any] = {}
@@ -156,6 +156,8 @@ class EditFlow:
                 self.applied = [(c, v) for c, v in self.applied if c != commit]
             elif view is None:
                 continue
+            elif op == "proposed" and record.get("ok"):
+                await self._fold_diff(view, str(record.get("diff") or ""))
             elif op == "applied":
                 view.show_edit(f"✓ applied as {_short(commit)}: {paths}", "applied")
                 applied[commit] = view
@@ -208,6 +210,7 @@ class EditFlow:
             return
         added, removed = diff_stats(prepared.diff)
         summary = f"{', '.join(prepared.paths)} (+{added} -{removed})"
+        await self._fold_diff(view, prepared.diff)
         if self.auto_apply:
             await self._apply(view, prepared, turn, summary, "auto_apply is on")
             return
@@ -246,6 +249,11 @@ class EditFlow:
         self.applied.append((applied.commit, view))
         await self._show_head()
         self.host.notify(f"committed {_short(applied.commit)}: {paths}")
+
+    async def _fold_diff(self, view: Any, diff: str) -> None:
+        """The diff, folded in the turn: there to read again whatever became of it."""
+        if diff.strip():
+            await view.show_diff(diff_text(diff, theme_colours(view.app.current_theme)))
 
     async def _show_head(self) -> None:
         """The status bar's HEAD after engram committed or undid."""

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from memory.jail import bwrap
 from tui.app import AppOptions, EngramApp
@@ -110,6 +111,9 @@ async def test_an_edit_is_shown_and_applied_on_y(app_factory, script, demo_repo)
         line = edit_line(app)
         assert line.startswith("✓ applied") and commit[:8] in line and "app/db.py" in line
         assert app.query_one(StatusBar).head == commit[:8]
+        fold = app.query(TurnView).last().query_one(".diff")  # the diff stays in the turn
+        assert fold.collapsed and "+def connect(url, timeout=10):" in str(
+            fold.query_one(".diff-body", Static).render())
 
 
 async def test_n_rejects_and_nothing_is_written(app_factory, script, demo_repo):
@@ -337,6 +341,7 @@ async def test_a_resumed_session_shows_its_edits_and_undoes(app_factory, script,
         lines = [str(v.query_one(".edit").render()) for v in again.query(TurnView)]
         assert lines[0] == f"✓ applied as {commit[:8]}: app/db.py"
         assert lines[1].startswith("✗ rejected: app/db.py")
+        assert len(again.query(".diff")) == 2
         await send(pilot, "/undo")
         await done(pilot)
         assert tree(demo_repo) == before

@@ -10,7 +10,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.diffview import DiffColours, diff_stats, diff_text
+from tui.diffview import DiffColours, diff_stats, diff_text, theme_colours
 
 
 class DiffScreen(ModalScreen[bool]):
@@ -47,9 +47,7 @@ class DiffScreen(ModalScreen[bool]):
                 yield Static(diff_text(self.diff, colours), id="diff-body")
 
     def _colours(self) -> DiffColours:
-        theme = self.app.current_theme
-        return DiffColours(added=theme.success or "green", removed=theme.error or "red",
-                           hunk=theme.accent or "cyan")
+        return theme_colours(self.app.current_theme)
 
     def on_mount(self) -> None:
         self.query_one("#diff-scroll").focus()

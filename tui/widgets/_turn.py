@@ -26,6 +26,7 @@ class TurnView(Vertical):
     TurnView .meta { padding: 0 1; height: auto; }
     TurnView .tools { padding: 0 1; height: auto; display: none; }
     TurnView .edit { padding: 0 1; height: auto; display: none; }
+    TurnView .diff { margin: 0 1; padding: 0; border: none; height: auto; }
     """
 
     class Selected(Message):
@@ -96,6 +97,16 @@ class TurnView(Vertical):
             edit.add_class(f"-{outcome}")
         edit.update(text if isinstance(text, Text) else Text(text))
         edit.display = bool(str(text))
+
+    async def show_diff(self, diff: Text) -> None:
+        """The edit's diff, folded under its line (a click or Enter unfolds it)."""
+        for old in self.query(".diff"):
+            await old.remove()
+        from textual.widgets import Collapsible
+
+        fold = Collapsible(Static(diff, classes="diff-body"), title="diff", collapsed=True,
+                           classes="diff")
+        await self.mount(fold, after=self.query_one(".edit", Static))
 
     @on(Click)
     def _clicked(self) -> None:
