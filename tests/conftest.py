@@ -48,19 +48,59 @@ class Script:
 SCRIPT = Script()
 
 
+# Rough cost of a test, in seconds of a lightly loaded 2-core machine (`pytest --durations`
+# at 12ea39a): what orders the work handed to the xdist workers, the longest first.
+_COST_MARKS = {"slow": 60, "server": 60}  # the real SmolLM2, embedded or served
+_COST_FIXTURES = {"demo_run": 600}  # a module fixture: all demo outlines x four backends
+_COST_MODULE_FIXTURE = 20  # any other module-scoped fixture (a replay run, a Ray instance)
+
+
+def _module_fixtures(item: pytest.Item) -> list[str]:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    return [name for name in info.names_closure
+            if (defs := info.name2fixturedefs.get(name)) and defs[-1].scope == "module"]
+
+
+def _longest_first(items: list[pytest.Item]) -> None:
+    """Order the work units (an xdist group, else one test) by their estimated cost, the
+    longest first (ties keep collection order): xdist hands out units in collection order
+    (``--no-loadscope-reorder``, see pyproject.toml), and a long test sent last left one
+    worker running alone at the end."""
+    cost: dict[str, int] = {}
+    fixtures: dict[str, set[str]] = {}
+    first: dict[str, int] = {}
+
+    def unit(item: pytest.Item) -> str:
+        mark = item.get_closest_marker("xdist_group")
+        return f"@{mark.args[0] if mark and mark.args else mark.kwargs.get('name')}" \
+            if mark else item.nodeid
+
+    for index, item in enumerate(items):
+        key = unit(item)
+        first.setdefault(key, index)
+        cost[key] = cost.get(key, 0) + 1 + sum(
+            weight for mark, weight in _COST_MARKS.items() if item.get_closest_marker(mark))
+        fixtures.setdefault(key, set()).update(_module_fixtures(item))
+    for key, names in fixtures.items():
+        cost[key] += sum(_COST_FIXTURES.get(name, _COST_MODULE_FIXTURE) for name in names)
+    items.sort(key=lambda item: (-cost[unit(item)], first[unit(item)]))
+
+
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``--dist loadgroup``, see pyproject.toml) the tests of a module
     that share a module-scoped fixture (a demo replay run, a Ray instance) go to one worker,
     so that fixture is built once as in a serial run; every other test is sent on its own.
-    ``tryfirst``: the group must be marked before xdist reads the marks."""
+    ``tryfirst``: the group must be marked before xdist reads the marks. On a worker the
+    collection is then ordered longest first (a serial run keeps pytest's order, in which
+    a module's tests stay together around its module fixtures)."""
     for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        if info is None or item.get_closest_marker("xdist_group"):
-            continue
-        if any(defs[-1].scope == "module" for name in info.names_closure
-               if (defs := info.name2fixturedefs.get(name))):
+        if not item.get_closest_marker("xdist_group") and _module_fixtures(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if hasattr(config, "workerinput"):
+        _longest_first(items)
 
 
 @pytest.fixture(scope="session", autouse=True)
