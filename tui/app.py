@@ -50,7 +50,8 @@ WELCOME = (
     "model sees: [b]/backend NAME[/b] switches it, [b]/ab A B[/b] compares two, "
     "[b]F2[/b] shows the context of a turn, [b]F4[/b] steers the next one (pin, forget, "
     "edit), [b]F1[/b] lists keys and commands, "
-    "[b]Esc[/b] cancels a slow operation."
+    "[b]Esc[/b] cancels a slow operation. An answer that edits files shows the diff first "
+    "([b]y[/b] applies and commits, [b]n[/b] rejects); [b]/undo[/b] reverts it."
 )
 
 

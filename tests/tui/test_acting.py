@@ -348,6 +348,14 @@ async def test_a_resumed_session_shows_its_edits_and_undoes(app_factory, script,
         assert str(again.query(TurnView).first().query_one(".edit").render()).startswith(
             "↶ undone")
 
+
+async def test_commands_off_offers_no_run_tool(app_factory, script):
+    app = app_factory(act=True, commands=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        names = [t.name for t in app.agent.tools.tools()]
+        assert "run" not in names and "read_file" in names
+
 @pytest.mark.slow
 async def test_a_real_smollm2_turn_in_the_app(demo_repo, tmp_path, monkeypatch):
     """local/smollm2 through the tool loop in the app, whatever it manages: every
