@@ -178,6 +178,7 @@ async def test_theme_switch_persists(app_factory, script, tmp_path):
     async with again.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert again.theme == "engram-light"
+        await ready(again, pilot)  # not quit while the session opens (its task bar goes)
 
 
 async def test_export_and_help(app_factory, script, tmp_path):
