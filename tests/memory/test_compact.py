@@ -69,6 +69,8 @@ async def test_tool_calls_are_shown_folded_and_what_was_dropped_recorded(embedde
     assert record["op"] == "SUMMARIZE"
     assert [d["turn"] for d in record["dropped"]] == [1, 2]
     assert "1 tool calls (3019 characters of output): grep(" in record["dropped"][0]["text"]
+    assert compact.last_compaction == {  # what the inspector shows for the last turn
+        "after": 3, "summary": record["text"], "dropped": record["dropped"], "turns": [1, 2]}
     pack = await compact.context("next?", budget=10_000)
     trail = [s for s in pack.of_kind("history") if s.text.startswith("Tool calls")]
     assert [s.source for s in trail] == ["turn:0", "turn:3"]

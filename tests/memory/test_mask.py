@@ -116,6 +116,10 @@ async def test_tool_outputs_past_the_observation_window_are_masked_and_recorded(
     assert record["op"] == "MASK" and record["id"] == "turn:0:read_file"
     assert record["text"].startswith('read_file({"path": "f0_0.py"')
     assert "-> [output of read_file omitted: 2 lines" in record["text"]
+    assert mask.masked_at == 1 and mask.last_masked == [  # what the inspector shows
+        {"turn": 0, "call": 'read_file({"path": "f0_0.py", "start": 1, "end": 0})',
+         "chars": len("zero-a\nlast of zero-a"),
+         "text": record["text"].split(" -> ", 1)[1]}]
     pack = await mask.context("next", budget=10_000)
     trails = [s.text for s in pack.of_kind("history") if s.text.startswith("Tool calls")]
     assert "last line: last of zero-a]" in trails[0] and "zero-b" in trails[0]
