@@ -70,15 +70,20 @@ class SeeingTools(RepoTools):
     seen_turn: int = -1
 
     def tools(self) -> list[Any]:
-        self._follow_index()
+        self._follow_agent()
         return super().tools()
 
-    def _follow_index(self) -> None:
-        if self.env is not None and getattr(self.env, "repo", None) is not None:
+    def _follow_agent(self) -> None:
+        if self.env is None:
+            return
+        if getattr(self.env, "repo", None) is not None:
             self.index = self.env.repo
+        llm = getattr(self.env, "llm", None)
+        if llm is not None:
+            self.constrained = llm.constrained()
 
     async def call(self, name: str, args: dict[str, Any]) -> ToolResult:
-        self._follow_index()
+        self._follow_agent()
         if name != READ_TOOL.name:
             return await super().call(name, args)
         try:  # the bytes as they are now, before the read: what the model is about to see

@@ -260,3 +260,14 @@ async def test_reads_of_a_turn_never_proposed_do_not_count_against_the_next(
     prepared = bench.propose(turn)
     assert prepared.ok, prepared.message
     assert bench.seen() == {}
+
+
+def test_the_tools_follow_a_model_switch_to_and_from_constrained_decoding(bench):
+    from types import SimpleNamespace
+    assert bench.tools.constrained is False
+    bench.agent.env.llm = SimpleNamespace(constrained=lambda: True)  # /model to a grammar model
+    read = next(t for t in bench.tools.tools() if t.name == "read_file")
+    assert bench.tools.constrained is True and "app.py" in json.dumps(read.parameters)
+    bench.agent.env.llm = SimpleNamespace(constrained=lambda: False)
+    bench.tools.tools()
+    assert bench.tools.constrained is False
