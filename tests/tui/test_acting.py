@@ -88,6 +88,11 @@ async def done(pilot) -> None:
     await pilot.pause(0.1)
 
 
+def indexed(app, text: str) -> bool:
+    """Whether the agent's repository index holds ``text`` in some chunk's code."""
+    return any(text in chunk.code for chunk in app.agent.env.repo.chunks())
+
+
 def edit_line(app) -> str:
     return str(app.query(TurnView).last().query_one(".edit").render())
 
@@ -108,6 +113,7 @@ async def test_an_edit_is_shown_and_applied_on_y(app_factory, script, demo_repo)
         commit = git(demo_repo, "rev-parse", "HEAD").strip()
         assert commit != head and git(demo_repo, "rev-parse", "HEAD~1").strip() == head
         assert git(demo_repo, "status", "--porcelain") == ""
+        assert indexed(app, "timeout=10") and not indexed(app, "timeout=5")
         line = edit_line(app)
         assert line.startswith("✓ applied") and commit[:8] in line and "app/db.py" in line
         assert app.query_one(StatusBar).head == commit[:8]
@@ -145,6 +151,7 @@ async def test_undo_restores_the_tree_byte_for_byte(app_factory, script, demo_re
         await done(pilot)
         assert tree(demo_repo) == before
         assert git(demo_repo, "rev-parse", "HEAD") == head
+        assert indexed(app, "timeout=5") and not indexed(app, "timeout=10")
         assert app.query_one(StatusBar).head == head[:8]
         assert edit_line(app).startswith("↶ undone")
         await send(pilot, "/undo")  # nothing of engram's left: the engine's refusal
