@@ -73,7 +73,7 @@ ASPECT_MARGIN = 0.1  # a statement's aspect must beat the runner-up by this much
 CONVENTION = 0.45  # a convention must also be this close to one of its prototypes
 CONSTRAINT_NEAR = 0.5  # two constraints this close (without their leads) set one rule
 PARAPHRASE = 0.8  # two descriptions this close (without their leads) say one thing
-BORROWED = 0.9  # a claim this close to another function's docstring describes that one
+BORROWED = 0.95  # a claim this close to another function's docstring describes that one
 BORROW_SEARCH = 3  # functions of the repository a claim is compared with
 
 # Prototype statements of the aspects a fact about a function may set (our own words,
