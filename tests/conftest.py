@@ -20,6 +20,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# llama.cpp's OpenMP threads wait passively (memory/local/model.py sets this too, but too late
+# in a test process: torch, imported first by the embedder's reference tests, brings its own
+# libgomp.so.1, which llama.cpp then shares, already spinning: 96 tokens of SmolLM2 took
+# 485 s instead of 11 s on the loaded 2-core machine)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 Reply = str | Callable[[list[dict[str, Any]]], str]
 
