@@ -108,9 +108,10 @@ class EngramApp(App[None]):
         self.health = MemoryHealth(self)
         self.background = Background(self)
         self.steering = Steering(self)
-        self.comparison = Comparison(self, mount=self.mount_in_chat, following=self.following,
-                                     usage=self._update_usage, report_memory=self.health.report)
         self.edits = EditFlow(self)  # tools, edits, consent, /undo
+        self.comparison = Comparison(self, mount=self.mount_in_chat, following=self.following,
+                                     usage=self._update_usage, report_memory=self.health.report,
+                                     edits=self.edits)
         self.slash = SlashHandlers(self, refresh_steering=self.steering.refresh,
                                    report_memory=self.health.report, edits=self.edits)
 

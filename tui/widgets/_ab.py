@@ -9,14 +9,21 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Markdown, Static
 
+from tui.diffview import fence_edit_blocks
+from tui.widgets._acted import ActedOn
 
-class AnswerPane(Vertical):
-    """One side of an A/B comparison."""
+
+class AnswerPane(ActedOn, Vertical):
+    """One side of an A/B comparison: the answer, its tool calls and, once chosen, what
+    became of its edit."""
 
     DEFAULT_CSS = """
     AnswerPane { width: 1fr; height: auto; padding: 0 1; }
     AnswerPane Markdown { height: auto; }
     AnswerPane .meta { height: auto; }
+    AnswerPane .tools { height: auto; display: none; }
+    AnswerPane .edit { height: auto; display: none; }
+    AnswerPane .diff { padding: 0; border: none; height: auto; }
     """
 
     def __init__(self, side: str, backend: str, *, name: str | None = None,
@@ -30,6 +37,8 @@ class AnswerPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(Text.assemble((f"{self.side}  ", "bold"), self.backend))
         yield Markdown("")
+        yield Static("", classes="tools")
+        yield Static("", classes="edit")
         yield Static("…", classes="meta")
         yield Button(f"Choose {self.side}", id=f"choose-{self.side.lower()}", disabled=True)
 
@@ -50,7 +59,8 @@ class AnswerPane(Vertical):
         self._timer.stop()
         self._pending.clear()
         self.text = text
-        await self.query_one(Markdown).update(text or "_(no answer)_")
+        await self.query_one(Markdown).update(fence_edit_blocks(text) if text
+                                              else "_(no answer)_")
         self.query_one(".meta", Static).update(meta)
 
 

@@ -12,11 +12,12 @@ from textual.message import Message
 from textual.widgets import Markdown, Static
 
 from tui.diffview import fence_edit_blocks
+from tui.widgets._acted import ActedOn
 
 STREAM_INTERVAL = 1 / 12  # seconds between stream flushes: batched, so the UI never stalls
 
 
-class TurnView(Vertical):
+class TurnView(ActedOn, Vertical):
     """A user query and its answer; pieces arrive from any thread and are flushed in batches."""
 
     DEFAULT_CSS = """
@@ -80,33 +81,6 @@ class TurnView(Vertical):
             self.add_class("-error")
         await self.query_one(".answer", Markdown).update(body)
         self.query_one(".meta", Static).update(meta)
-
-    def show_tools(self, lines: list[str]) -> None:
-        """A line per tool call of the turn (tui/calls.py); none: hidden."""
-        tools = self.query_one(".tools", Static)
-        tools.update(Text("\n".join(lines)))
-        tools.display = bool(lines)
-
-    def show_edit(self, text: str | Text, outcome: str = "") -> None:
-        """What became of the answer's edit; ``outcome`` (proposed, applied, rejected,
-        refused, undone) becomes the class ``-<outcome>`` the theme colours."""
-        edit = self.query_one(".edit", Static)
-        for old in [c for c in edit.classes if c.startswith("-")]:
-            edit.remove_class(old)
-        if outcome:
-            edit.add_class(f"-{outcome}")
-        edit.update(text if isinstance(text, Text) else Text(text))
-        edit.display = bool(str(text))
-
-    async def show_diff(self, diff: Text) -> None:
-        """The edit's diff, folded under its line (a click or Enter unfolds it)."""
-        for old in self.query(".diff"):
-            await old.remove()
-        from textual.widgets import Collapsible
-
-        fold = Collapsible(Static(diff, classes="diff-body"), title="diff", collapsed=True,
-                           classes="diff")
-        await self.mount(fold, after=self.query_one(".edit", Static))
 
     @on(Click)
     def _clicked(self) -> None:
