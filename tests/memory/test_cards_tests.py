@@ -174,6 +174,9 @@ def test_a_file_read_or_a_grep_that_quotes_a_run_is_no_run(project, tmp_path):
     ("python -m unittest discover -s tests", ("tests",), False, False),
     ("python -m unittest -f tests.test_shelf", ("tests.test_shelf",), False, True),
     ("make check", (), False, False),
+    ('pytest -k "fast and not db" tests/x.py', ("tests/x.py",), True, False),
+    ('pytest -m "not slow" tests', ("tests",), True, False),
+    ("bash -lc 'pytest -x tests/unit'", ("tests/unit",), False, True),
 ])
 def test_a_commands_scope(command, paths, selecting, stops):
     scope = testruns.scope(command)

@@ -54,6 +54,7 @@ _SELECTING = frozenset({"-k", "-m", "--deselect", "--lf", "--last-failed", "--sw
 _STOPPING = re.compile(r"^(?:-x|--exitfirst|--maxfail(?:=.*)?|-f|--failfast|--sw|--stepwise|"
                        r"-\w*x\w*)$")
 _SHELL = frozenset({"&&", "||", ";", "|", "&"})
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash"})  # whose -c line is read as the command
 
 
 @dataclass(frozen=True)
@@ -253,13 +254,18 @@ def _inside(test: str, path: str) -> bool:
 
 
 def _words(command: str) -> list[str]:
+    """The command's words; the line a shell is given with ``-c`` (``sh -c '...'``)
+    counts with its own words. Other quoted words stay whole: the expression of
+    ``-k "a and b"`` is one option value, not paths."""
     try:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
     flat: list[str] = []
-    for word in words:  # sh -c '...': the inner line's words too
-        flat += _words(word) if " " in word.strip() else [word]
+    for i, word in enumerate(words):
+        inner = i >= 2 and words[i - 1] in ("-c", "-lc") \
+            and words[i - 2].rsplit("/", 1)[-1] in _SHELLS
+        flat += _words(word) if inner else [word]
     return flat
 
 
