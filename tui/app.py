@@ -313,6 +313,7 @@ class EngramApp(App[None]):
             try:
                 turn = await self.engine.run(self.agent.ask(query, on_token=view.push))
             except asyncio.CancelledError:
+                self.edits.watch(None)  # its tool calls no longer go to this turn
                 await view.finish(view.answer_text + "".join(view._pending),
                                   "cancelled (Esc): not recorded")
                 raise

@@ -267,3 +267,28 @@ async def test_inspector_shows_each_memory_card_with_its_fields(app_factory, scr
                       "scope:"):
             assert f"\n    {field} " in body, field
         assert '\n    evidence: "parse_date must return UTC." (the developer' in body
+
+
+async def test_a_cancelled_answer_stops_taking_tool_call_lines(app_factory, script,
+                                                               slow_backend):
+    """Esc during an answer: its turn says so and is no longer the one tool calls are
+    shown in (a later call, e.g. an A/B's, would land in the cancelled turn)."""
+    from tests.tui import _slow_backend
+
+    app = app_factory(backend="slow", act=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        prompt = app.query_one("#prompt")
+        prompt.load_text("which is better?")
+        _slow_backend.HOLD.clear()  # the answer stays in flight until released below
+        try:
+            await pilot.press("enter")
+            await until(pilot, lambda: "answering" in app.operation, seconds=30)
+            [view] = app.query(TurnView)
+            assert app.edits.watching is view
+            await pilot.press("escape")
+            await until(pilot, lambda: not app.operation, seconds=30)
+        finally:
+            _slow_backend.HOLD.set()
+        assert app.edits.watching is None
+        assert "cancelled" in str(view.query_one(".meta").render())
