@@ -96,7 +96,7 @@ class Agent:
         """The tokens a backend may fill: the window less the answer, the system prompt,
         the query and ``fixed`` (the examples' tokens)."""
         window = self.llm.context_window()
-        reserve = self.config.max_answer_tokens + 64  # chat-template overhead
+        reserve = self.config.max_answer_tokens + MARGIN  # chat-template overhead
         free = max(0, window - reserve - system.tokens - fixed - self.llm.count_tokens(query))
         return int(free * min(1.0, max(0.0, self.config.budget_share)))
 

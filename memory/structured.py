@@ -56,6 +56,13 @@ def ladder(start: str) -> list[str]:
     return list(LADDER[LADDER.index(start):]) if start in LADDER else [start]
 
 
+def told(mode: str, schema: dict[str, Any]) -> str:
+    """The words a structured call in ``mode`` adds to the system prompt about the schema
+    ("" in the modes that send the schema in the request alone): what ``request`` adds,
+    for those that count a request's tokens before making it."""
+    return "" if mode in ("grammar", "schema") else schema_instruction(schema)
+
+
 def request(mode: str, schema: dict[str, Any], name: str,
             route: Route) -> tuple[dict[str, Any], str | None]:
     """The call's extra arguments for ``mode``, and the text to add to the system prompt."""

@@ -211,7 +211,7 @@ async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack, max_steps: int = 
         if not tools:  # nothing to call (a constrained model offered no choice): answer
             break
         note, schema = step_note(box, tools), step_schema(tools)
-        await _keep_within(llm, trajectory, pack, base, outcome, note + _told(llm, schema),
+        await _keep_within(llm, trajectory, pack, base, outcome, note + told(llm, schema),
                            condenser)
         outcome.steps += 1
         try:
@@ -250,13 +250,11 @@ async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack, max_steps: int = 
     return outcome
 
 
-def _told(llm: LLM, schema: dict[str, Any]) -> str:
+def told(llm: LLM, schema: dict[str, Any]) -> str:
     """What the structured call adds to the system prompt for the schema (in the modes
     that tell the model the schema in words), as it will be counted in the request."""
-    mode = llm.structured_mode()
-    if mode in ("grammar", "schema"):
-        return ""
-    return "\n\n" + structured.schema_instruction(schema)
+    words = structured.told(llm.structured_mode(), schema)
+    return f"\n\n{words}" if words else ""
 
 
 async def _keep_within(llm: LLM, trajectory: Trajectory, pack: ContextPack,

@@ -30,7 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from memory import structured
 from memory.backends._journal import Journal
 from memory.backends.base import (
     BackendEnv,
@@ -42,6 +41,7 @@ from memory.backends.base import (
 )
 from memory.backends.mem0 import statements
 from memory.llm import LLM, LLMError
+from memory.toolloop import MARGIN, told
 from memory.tools.trajectory import (
     CLIPPED,
     MASKED,
@@ -61,7 +61,6 @@ PROMPT_SHARE = 0.6  # of the window, at most, for the turns shown to the summari
 CHARS_PER_TOKEN = 3
 TRAIL_CHARS = 1500  # of each tool output of a past turn shown verbatim
 MIN_CHARS = 60  # of each text a summariser is shown, at least
-MARGIN = 64  # chat-template overhead
 NOTES_CHARS = 2400  # the notes on a turn's folded calls
 
 SUMMARY_PROMPT = """You maintain the running summary of a long conversation between a
@@ -152,10 +151,8 @@ def render_calls(calls: list[Call], chars: int) -> str:
 
 def request_tokens(llm: LLM, system: str, user: str, schema: dict[str, Any]) -> int:
     """The tokens of a structured call's request as sent: the schema is added to the
-    system prompt in words in the modes that tell it (``structured.schema_instruction``)."""
-    if llm.structured_mode() not in ("grammar", "schema"):
-        system = f"{system}\n\n{structured.schema_instruction(schema)}"
-    return llm.count_messages([{"role": "system", "content": system},
+    system prompt in words in the modes that tell it (``memory.toolloop.told``)."""
+    return llm.count_messages([{"role": "system", "content": system + told(llm, schema)},
                                {"role": "user", "content": user}])
 
 
