@@ -7,7 +7,6 @@ agent and reports progress as ``tick(done, total)``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from replay.codeif._codeif import IterativeOptions
@@ -17,8 +16,7 @@ from replay.sandbox.sandbox import Limits
 
 if TYPE_CHECKING:
     from memory.agent import Agent
-
-Tick = Callable[[int, int], None]  # (done, total)
+    from replay.benchmark import Tick
 
 
 async def iterate(agent: Agent, task: Iterative, samples: int, limits: Limits,

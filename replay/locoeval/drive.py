@@ -6,7 +6,6 @@ these functions only talk to the agent and report progress as ``tick(done, total
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from replay.locoeval.llmuser import LLMUser, ReferenceQueries
@@ -17,9 +16,8 @@ if TYPE_CHECKING:
     from memory.agent import Agent
     from memory.embed import Embedder
     from memory.repo import RepoIndex
+    from replay.benchmark import Tick
     from replay.core.runner import ReplayConfig
-
-Tick = Callable[[int, int], None]  # (done, total)
 
 
 async def converse(agent: Agent, outline: Outline, repo: RepoIndex | None,

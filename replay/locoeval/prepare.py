@@ -237,9 +237,6 @@ def prepared_copy(repo: Path, targets: Sequence[PrepTarget], dest: Path) -> Path
     return dest
 
 
-stubbed_copy = prepared_copy  # the former name (runner.py imports it)
-
-
 def extract_function(answer: str, name: str) -> str | None:
     """The definition of ``name`` in an answer's code (with what precedes it in the block,
     e.g. imports, left out)."""

@@ -10,13 +10,13 @@ that answers them) is in the context the model saw.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.agent import Agent
 from replay.longcodeqa.qa import BRACKETS, QASet, parse_letter
 
-Tick = Callable[[int, int], None]
+if TYPE_CHECKING:
+    from replay.benchmark import Tick
 
 
 def _norm(text: str) -> str:

@@ -135,13 +135,13 @@ class TestOutcomes:
                  failure: testruns.TestFailure) -> Node:
         what = "errored" if failure.kind == "error" else "failed"
         content = f"test {failure.test} {what}: {failure.error} (`{command}`, turn {turn.index})"
-        hit = self.resolve(test_location(failure.test))
-        exact = hit is not None and hit[0] == test_location(failure.test)
+        location = test_location(failure.test)
+        hit = self.resolve(location)
+        found = hit[0] if hit is not None and hit[0] == location else ""  # the test's code
+        tokens = self.count(content)
         return Node(f"fail:{turn.index}:run{step}:{n}", "failure", f"turn:{turn.index}",
-                    content, self.count(content), 1.0,
-                    hit[0] if exact and hit is not None else failure.test,
-                    [hit[0]] if exact and hit is not None else [], turn.index,
-                    self.count(content))
+                    content, tokens, 1.0, found or failure.test, [found] if found else [],
+                    turn.index, tokens)
 
     def _run_unit(self, turn: Turn, step: int, command: str, scope: testruns.Scope,
                   run: testruns.TestRun, stopped: bool, fixed: list[tuple[str, Node]]) -> Node:
@@ -158,6 +158,6 @@ class TestOutcomes:
         elif run.ok and not stopped:
             parts.append("Every test it ran passed.")
         content = " ".join(parts)
+        tokens = self.count(content)
         return Node(f"tests:{turn.index}:{step}", "tests", f"turn:{turn.index}", content,
-                    self.count(content), 1.0, scope.label() if scope.paths else "",
-                    [], turn.index, self.count(content))
+                    tokens, 1.0, scope.label() if scope.paths else "", [], turn.index, tokens)

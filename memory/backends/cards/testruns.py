@@ -116,9 +116,6 @@ class TestRun:
     def ran(self) -> int:
         return sum(n for key, n in self.counts.items() if key != "deselected")
 
-    def failed(self, test: str) -> TestFailure | None:
-        return next((f for f in self.failures if f.test == test), None)
-
     def summary(self) -> str:
         order = ("failed", "errors", "passed", "skipped", "xfailed", "xpassed", "deselected")
         parts = [f"{self.counts[k]} {k}" for k in order if self.counts.get(k)]
