@@ -46,6 +46,8 @@ class ToyBenchmark(BaseBenchmark):
         hits = 0
         for n, question in enumerate(source.questions):
             turn = await agent.ask(question)
+            if question == "boom":
+                raise RuntimeError("the drive broke after its agent answered")
             hits += "42" in turn.assistant
             tick(n + 1, len(source.questions))
         result["toy"] = {"asked": len(source.questions), "hits": hits}
@@ -183,3 +185,19 @@ def test_building_with_a_benchmark_that_cannot_build_is_a_clear_error(tmp_path, 
     with pytest.raises(SystemExit):  # two benchmarks named: a usage error
         main(["build", str(DEMO / "inventory"), "--qa", "--experience", "--out", str(out)])
     assert not out.exists()
+
+
+def test_a_pair_whose_drive_fails_keeps_what_its_agent_spent(toy_installed, tmp_path,
+                                                            script):
+    source = tmp_path / "quiz.toy"
+    source.write_text("What is six times seven?\nboom\n")
+    script.default = "It is 42."
+    out = tmp_path / "run"
+    main([str(source), "--backends", "full", "--model", "scripted/t", "--out", str(out),
+          "--max-tokens", "64"])
+    [row] = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    assert "the drive broke" in row["error"]
+    assert row["tokens"] > 0 and row["usage"] and "structured" in row
+    turns = [json.loads(line) for line in
+             (out / "conversations" / "quiz__full.jsonl").read_text().splitlines()]
+    assert sum(t.get("type") == "turn" for t in turns) == 2
