@@ -131,10 +131,9 @@ def _act(session: Any, bench: Any, turn: Any) -> None:
         return
     applied = bench.apply(prepared, turn)  # a refused proposal is recorded as refused too
     if not applied.ok:
-        print(f"engram: edit refused: {applied.message}", file=sys.stderr)
+        say(f"edit refused: {applied.message}")
         return
-    print(f"engram: edit applied: {', '.join(applied.paths)} (commit {applied.commit[:10]})",
-          file=sys.stderr)
+    say(f"edit applied: {', '.join(applied.paths)} (commit {applied.commit[:10]})")
     try:
         session.agent.env.repo.refresh()  # the next turn's context sees the new content
     except Exception as exc:  # the commit stands; the index catches up next time
