@@ -13,6 +13,7 @@ window and the most tokens any request of each turn sent."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -58,7 +59,12 @@ def test_run(tmp_path_factory) -> CommandResult:
     root = tmp_path_factory.mktemp("suite")
     (root / "test_values.py").write_text(FAILING)
     argv = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider")
-    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300)
+    # as the jail runs it: no COLUMNS (pytest's lines 80 wide, so the short summary of
+    # all forty fits the output's tail the model is shown), no options of the caller's
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("COLUMNS", "LINES", "PYTEST_ADDOPTS")}
+    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300,
+                          env=env)
     assert "40 failed" in done.stdout, done.stdout[-2000:]
     return CommandResult(("python", "-m", "pytest", "-q"), done.returncode, False,
                          done.stdout, done.stderr, 1.0, "recorded")
