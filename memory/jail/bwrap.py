@@ -72,7 +72,6 @@ def argv(root: Path | None, workdir: Path, command: list[str]) -> list[str]:
     if root is not None:
         args += ["--bind", str(root), str(root)]
     return [*args, "--chdir", str(workdir), "--", *command]
-    return args
 
 
 @lru_cache(maxsize=1)
@@ -94,10 +93,12 @@ def available() -> str | None:
 
 class PidsCgroup:
     """A pids cgroup (v1) capping the number of tasks of one run; only made by root, whose
-    RLIMIT_NPROC the kernel does not enforce. ``enter`` runs in the child before exec."""
+    RLIMIT_NPROC the kernel does not enforce. ``procs`` is the file a process writes 0
+    to to join it (``limits.limited`` does, before it execs the run), None without one."""
 
     def __init__(self, limit: int) -> None:
         self.path: Path | None = None
+        self.procs: str | None = None
         if os.geteuid() != 0 or not (_PIDS_V1 / "cgroup.procs").exists():
             return
         path = _PIDS_V1 / f"engram-sandbox-{uuid.uuid4().hex[:12]}"
@@ -108,15 +109,7 @@ class PidsCgroup:
             self.close(path)
             return
         self.path = path
-        self._procs = str(path / "cgroup.procs")
-
-    def enter(self) -> None:
-        if self.path is not None:
-            fd = os.open(self._procs, os.O_WRONLY)
-            try:
-                os.write(fd, b"0")
-            finally:
-                os.close(fd)
+        self.procs = str(path / "cgroup.procs")
 
     def close(self, path: Path | None = None) -> None:
         path = path or self.path

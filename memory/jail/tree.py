@@ -5,17 +5,16 @@ track: ignored files, ``.git`` and the developer's virtualenvs stay out), ``home
 ``tmp``; bubblewrap (``memory.jail.bwrap``) makes it the only writable tree, with no
 network, uid 65534, a private ``/tmp``; the developer's home is not mounted. Limits:
 a wall-clock timeout (the process group killed, and with bwrap's pid 1 everything in
-the jail), address space, file size and CPU time (rlimits), a process count (set
-inside by a one-line launcher: the kernel counts it per user namespace; for root, a
-pids cgroup). Output goes to files outside the jail, so a flood is bounded by the file
-size limit, and only its tails are read. Nothing is written back; the temp dir is
-removed after the run.
+the jail), address space, file size and CPU time (rlimits, set by the launcher of
+``limits.limited`` before bwrap starts), a process count (set inside by a one-line
+launcher: the kernel counts it per user namespace; for root, a pids cgroup). Output
+goes to files outside the jail, so a flood is bounded by the file size limit, and only
+its tails are read. Nothing is written back; the temp dir is removed after the run.
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -25,6 +24,7 @@ import time
 from pathlib import Path
 
 from memory.jail import bwrap
+from memory.jail.limits import limited
 from memory.tools._git import files
 from memory.tools.run import CommandResult, Limits
 
@@ -85,21 +85,16 @@ class TreeJail:
                "PYTHONDONTWRITEBYTECODE": "1"}
         cgroup = bwrap.PidsCgroup(limits.processes)
 
-        def child() -> None:  # in the child, before bwrap starts
-            cpu = int(limits.timeout) + 1
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            cgroup.enter()
-
+        launch = limited(bwrap.argv(base, work, command), timeout=limits.timeout,
+                         memory_bytes=limits.memory_bytes, file_bytes=limits.file_bytes,
+                         cgroup_procs=cgroup.procs)
         started = time.monotonic()
         timed_out = False
         try:
             with out_path.open("wb") as out, err_path.open("wb") as err:
-                proc = subprocess.Popen(bwrap.argv(base, work, command), cwd=work, env=env,
+                proc = subprocess.Popen(launch, cwd=work, env=env,
                                         stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                        preexec_fn=child, start_new_session=True)
+                                        start_new_session=True)
                 try:
                     proc.wait(timeout=limits.timeout)
                 except subprocess.TimeoutExpired:

@@ -44,7 +44,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import resource
 import secrets
 import shutil
 import signal
@@ -60,6 +59,7 @@ from pathlib import Path
 
 from memory.jail import GUARD
 from memory.jail import bwrap as _bwrap
+from memory.jail.limits import limited
 
 VERDICT = Path(__file__).with_name("_verdict.py")
 RUNNER = Path(__file__).with_name("_runner.py")
@@ -134,14 +134,6 @@ def network_namespace() -> bool:
                               timeout=10).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
-
-
-def _limit(limits: Limits) -> None:  # runs in the child before exec
-    cpu = int(limits.timeout) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def _inside(root: Path, rel: str) -> Path:
@@ -259,17 +251,16 @@ class Sandbox:
             fds = channel.child_fds
             env["ENGRAM_RUNNER_FD"] = str(channel.out_write)
 
-        def child() -> None:
-            _limit(self.limits)
-            if cgroup is not None:
-                cgroup.enter()
-
+        command = limited(command, timeout=self.limits.timeout,
+                          memory_bytes=self.limits.memory_bytes,
+                          file_bytes=self.limits.file_bytes,
+                          cgroup_procs=cgroup.procs if cgroup is not None else None)
         started = time.monotonic()
         try:
             proc = subprocess.Popen(command, cwd=self.work, env=env,
                                     stdin=subprocess.DEVNULL if job is None else subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    preexec_fn=child, start_new_session=True, pass_fds=fds)
+                                    start_new_session=True, pass_fds=fds)
         except BaseException:
             if channel is not None:
                 channel.close_child_side()
