@@ -46,11 +46,14 @@ def _ready(base: str) -> bool:
 
 
 @contextmanager
-def llama_server(folder: Path, *, context: int = 8192, threads: int = 2) -> Iterator[Served]:
+def llama_server(folder: Path, *, context: int = 8192,
+                 threads: int | None = None) -> Iterator[Served]:
     """The server, started and ready, stopped when the block ends (each caller its own
-    port: pytest-xdist workers each start one)."""
-    from memory.local import gguf_path
+    port: pytest-xdist workers each start one). ``threads``: the embedded model's
+    (``ENGRAM_LLM_THREADS``, else one per core)."""
+    from memory.local import gguf_path, local_threads
 
+    threads = threads or local_threads()
     gguf = gguf_path("smollm2")
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
@@ -61,7 +64,10 @@ def llama_server(folder: Path, *, context: int = 8192, threads: int = 2) -> Iter
             proc = subprocess.Popen(
                 [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
                  "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context),
-                 "--n_threads", str(threads), "--verbose", "False"],
+                 "--n_threads", str(threads), "--verbose", "False",
+                 # prompt states kept, as vLLM's prefix caching and engram's embedded
+                 # model keep them
+                 "--cache", "True", "--cache_type", "ram", "--cache_size", str(512 << 20)],
                 stdout=out, stderr=subprocess.STDOUT, env=env)
         base = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + READY_SECONDS

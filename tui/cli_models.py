@@ -77,6 +77,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         engine_available,
         gguf_path,
         local_context_window,
+        local_threads,
     )
 
     engine = engine_available()
@@ -93,6 +94,11 @@ def cmd_models(args: argparse.Namespace) -> int:
         window = f"unusable: {exc}"
     print(f"window of the embedded models: {window} (ENGRAM_LOCAL_CONTEXT, "
           f"up to {MODEL_CONTEXT_LENGTH})")
+    try:
+        threads = str(local_threads())
+    except LocalModelError as exc:
+        threads = f"unusable: {exc}"
+    print(f"threads of the embedded models: {threads} (ENGRAM_LLM_THREADS)")
     print(f"default model: {default_model()}  (ENGRAM_MODEL, an API key, else local/smollm2)")
     _served_models(args)
     return 0

@@ -33,6 +33,7 @@ from memory.local.spec import (
     engine_available,
     gguf_path,
     local_context_window,
+    local_threads,
 )
 from memory.local.threads import in_thread
 
@@ -40,5 +41,5 @@ __all__ = [
     "DEFAULT_LOCAL_CONTEXT", "GREEDY", "LOCAL_MODELS", "MIN_LOCAL_CONTEXT",
     "MODEL_CONTEXT_LENGTH", "Generation", "LocalModel", "LocalModelError", "LocalSpec",
     "Sampling", "engine_available", "gguf_path", "in_thread", "load_local_model",
-    "local_context_window", "preload", "register_local_provider", "warm",
+    "local_context_window", "local_threads", "preload", "register_local_provider", "warm",
 ]

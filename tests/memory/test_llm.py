@@ -203,6 +203,23 @@ def test_a_timeout_must_be_a_positive_number_of_seconds(value):
     assert parse_timeout("2.5") == 2.5
 
 
+def test_the_embedded_model_runs_a_thread_per_core_unless_the_developer_sets_it(monkeypatch):
+    from memory.local import LocalModelError, local_threads
+
+    monkeypatch.delenv("ENGRAM_LLM_THREADS", raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert local_threads() == 2
+    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    assert local_threads() == 8
+    monkeypatch.setenv("ENGRAM_LLM_THREADS", " 3 ")
+    assert local_threads() == 3
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("ENGRAM_LLM_THREADS", bad)
+        with pytest.raises(LocalModelError,
+                           match=f"ENGRAM_LLM_THREADS='{bad}' is not a positive"):
+            local_threads()
+
+
 def test_the_embedded_window_is_4096_unless_the_developer_sets_it(monkeypatch):
     from memory.local import local_context_window
 
