@@ -83,6 +83,23 @@ def test_free_text_stays_free_and_counts_tokens(model):
     assert out.text.strip() and 0 < out.completion_tokens <= 12 and out.prompt_tokens > 3
 
 
+def test_a_call_resumes_from_the_state_of_an_earlier_prompt_it_shares(model, monkeypatch):
+    """Prompts A, then B (another prefix), then A's continuation: the third call loads
+    A's state from the cache instead of evaluating A's prefix again."""
+    system = {"role": "system", "content": "You extract facts. " * 60}
+    other = {"role": "system", "content": "You answer questions. " * 60}
+    ask = [system, {"role": "user", "content": "connect uses a 10 s timeout."}]
+    model.generate(ask, {"max_tokens": 4})
+    model.generate([other, {"role": "user", "content": "Which timeout?"}], {"max_tokens": 4})
+    loaded: list[int] = []
+    load = model.llama.load_state
+    monkeypatch.setattr(model.llama, "load_state",
+                        lambda state: (loaded.append(state.n_tokens), load(state))[1])
+    again = [system, {"role": "user", "content": "connect retries three times."}]
+    assert model.generate(again, {"max_tokens": 4}).prompt_tokens > 250
+    assert loaded and loaded[0] > 240  # A's system prompt was not evaluated again
+
+
 def test_a_prompt_over_the_window_is_refused_clearly(model):
     from memory.local import LocalModelError
 
