@@ -20,7 +20,7 @@ from replay.locoeval.matcher import TaskPacks
 from replay.locoeval.oracle import OracleBackend
 from replay.locoeval.outline import Outline, OutlineError, load_outlines
 from replay.locoeval.prepare import prepared_copy
-from replay.locoeval.tasks import as_dict, outline_tasks
+from replay.locoeval.tasks import Verdicts, as_dict, outline_tasks
 from replay.sandbox.sandbox import mode as sandbox_mode
 
 if TYPE_CHECKING:
@@ -33,12 +33,14 @@ if TYPE_CHECKING:
 @dataclass
 class Judging:
     """A run's judges, kept in ``Replay.shared``: the MiniLM judge (``--threshold``), the
-    LLM judge's model (``--judge-model``: a fresh judge and ledger per pair), and each
-    outline's judge-accuracy check (one per outline and run)."""
+    LLM judge's model (``--judge-model``: a fresh judge and ledger per pair), each
+    outline's judge-accuracy check (one per outline and run) and the sandbox's verdicts
+    on generated functions (``tasks.Verdicts``)."""
 
     embed: EmbedJudge
     model: str | None = None
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    verdicts: Verdicts = field(default_factory=Verdicts)  # the sandbox's, shared by the pairs
 
     def judge(self) -> EmbedJudge | LLMJudge:
         if self.model:
@@ -104,7 +106,7 @@ class LoCoEvalBenchmark(BaseBenchmark):
         judge = judges.judge().for_outline(source)  # knows each unit's distractors
         packs = TaskPacks(agent)
         scores = await outline_tasks(agent, source, judge, replay.outline_repo(source),
-                                     config.limits, config.samples)
+                                     config.limits, config.samples, judges.verdicts)
         result["scores"] = as_dict(scores)
         # reader-free context metrics by the judge's matcher, exact-text ones beside
         for key, value in packs.metrics(judges.embed.matcher, source).items():

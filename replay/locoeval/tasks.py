@@ -108,11 +108,37 @@ def run_generated(repo: Path, sample: Sample, answer: str, limits: Limits) -> bo
         return box.pytest(*sample.tests).ok
 
 
+@dataclass
+class Verdicts:
+    """One run's verdicts by what decides them: the same function text for the same
+    sample of the same repository, under the same limits, gets the verdict its first
+    sandbox run gave. A deterministic model writes the same code from the contexts of
+    several backends: on the demo half of the generation tasks' runs were repeats."""
+
+    known: dict[tuple[Any, ...], bool] = field(default_factory=dict)
+    runs: int = 0
+    reused: int = 0
+
+    async def verdict(self, repo: Path, sample: Sample, answer: str, limits: Limits) -> bool:
+        key = (str(repo), sample.path, sample.function, tuple(sample.tests),
+               extract_target(answer, sample.function), limits)
+        if key in self.known:
+            self.reused += 1
+            return self.known[key]
+        self.runs += 1
+        passed = self.known[key] = await asyncio.to_thread(run_generated, repo, sample,
+                                                           answer, limits)
+        return passed
+
+
 async def outline_tasks(agent: Agent, outline: Outline, judge: EmbedJudge | LLMJudge, repo: Path,
-                        limits: Limits, samples: int = 1) -> TaskScores:
+                        limits: Limits, samples: int = 1,
+                        verdicts: Verdicts | None = None) -> TaskScores:
     """The tasks after the conversation; ``repo`` is the original (unstubbed) repository.
     With ``samples`` N > 1 each generation task is answered N times (``passes``: pass@1
-    by the unbiased estimator, c / n); ``passed`` keeps the first answer's verdict."""
+    by the unbiased estimator, c / n); ``passed`` keeps the first answer's verdict.
+    ``verdicts``: the run's, shared by its pairs (else this call's own)."""
+    verdicts = verdicts if verdicts is not None else Verdicts()
     scores = TaskScores()
     if outline.tasks.topics:
         turn = await agent.ask(TOPICS_QUERY, commit=False)
@@ -134,11 +160,10 @@ async def outline_tasks(agent: Agent, outline: Outline, judge: EmbedJudge | LLMJ
             scores.context_tokens[sample_id] = pack.tokens
         answers = [turn.assistant] + [(await agent.ask(query, commit=False)).assistant
                                       for _ in range(samples - 1)]
-        verdicts = [await asyncio.to_thread(run_generated, repo, sample, answer, limits)
-                    for answer in answers]
-        scores.passed[sample_id] = verdicts[0]
+        passed = [await verdicts.verdict(repo, sample, answer, limits) for answer in answers]
+        scores.passed[sample_id] = passed[0]
         if samples > 1:
-            scores.passes[sample_id] = verdicts
+            scores.passes[sample_id] = passed
     return scores
 
 
