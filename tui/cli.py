@@ -105,7 +105,9 @@ def _workbench(session: Any, args: argparse.Namespace) -> Any:
 
     root = session.agent.env.repo.root
     consent = ConsentPolicy.preallowed() if args.allow_commands else ConsentPolicy.deny_all()
-    bench = Workbench(session.agent, root, consent)
+    # without --allow-commands the model is not offered the run tool at all (no one is
+    # there to consent, so every call would be refused after costing it a step)
+    bench = Workbench(session.agent, root, consent, commands=args.allow_commands)
     try:
         dirty = [line for line in gitstate.text(root, "status", "--porcelain").splitlines()
                  if line.strip()]

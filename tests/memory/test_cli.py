@@ -217,12 +217,18 @@ def test_headless_commands_run_only_with_allow_commands_and_in_the_sandbox(
     acting_model(script, {}, [run_command(command)])
     monkeypatch.setattr(sys, "stdin", iter(["make a file\n"]))
     assert main(headless(demo_repo, tmp_path / "a", "--apply")) == 0
-    [call] = session_of(tmp_path / "a").tool_calls
-    assert call.function == "run" and not call.ok and call.data["consent"] == "no-asker"
-    assert "nothing was run" in call.result
+    # not offered without --allow-commands: the step prompt lists no run tool, and a
+    # call to it is outside the step's schema, so nothing is called
+    steps = [m[0]["content"] for m in script.calls if "- read_file(" in m[0]["content"]]
+    assert steps and not any("- run(" in text for text in steps)
+    assert session_of(tmp_path / "a").tool_calls == []
+    assert not (demo_repo / "made.txt").exists()
+    script.calls.clear()
     acting_model(script, {}, [run_command(command)])
     monkeypatch.setattr(sys, "stdin", iter(["make a file\n"]))
     assert main(headless(demo_repo, tmp_path / "b", "--apply", "--allow-commands")) == 0
+    steps = [m[0]["content"] for m in script.calls if "- read_file(" in m[0]["content"]]
+    assert steps and all("- run(" in text for text in steps)
     [call] = session_of(tmp_path / "b").tool_calls
     assert call.ok and call.data["consent"] == "preallowed" and "made-in-jail" in call.result
     assert not (demo_repo / "made.txt").exists()  # the jail writes nothing back
