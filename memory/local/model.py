@@ -72,9 +72,7 @@ class LocalModel:
         # states of recent prompts, by their tokens: a call resumes from the longest prefix
         # it shares with any of them, not only with the call just before (a memory's turn
         # alternates answer, extraction and update prompts, each with its own long prefix)
-        from llama_cpp import LlamaRAMCache
-
-        self.llama.set_cache(LlamaRAMCache(capacity_bytes=STATE_CACHE_BYTES))
+        self.llama.set_cache(_state_cache(STATE_CACHE_BYTES))
         template = self.llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise LocalModelError(f"{path.name} carries no chat template")
@@ -229,3 +227,19 @@ def _content(message: dict[str, Any]) -> str:
     if isinstance(content, list):  # OpenAI-style content parts
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     return str(content)
+
+
+def _state_cache(capacity: int) -> Any:
+    """llama-cpp-python's RAM cache of prompt states, bounded by what each state really
+    holds: it counts only the KV state (about 23 MB per 1,000 tokens of SmolLM2), not the
+    copy of the logits kept beside it (n_batch x vocabulary floats, 100 MB), so 512 MB
+    of its own count held 2.7 GB."""
+    from llama_cpp import LlamaRAMCache
+
+    class StateCache(LlamaRAMCache):
+        @property
+        def cache_size(self) -> int:
+            return sum(state.llama_state_size + state.scores.nbytes + state.input_ids.nbytes
+                       for state in self.cache_state.values())
+
+    return StateCache(capacity_bytes=capacity)

@@ -100,6 +100,24 @@ def test_a_call_resumes_from_the_state_of_an_earlier_prompt_it_shares(model, mon
     assert loaded and loaded[0] > 240  # A's system prompt was not evaluated again
 
 
+def test_the_state_cache_counts_the_logits_each_state_keeps():
+    """Each kept state holds the KV state and a logits copy; the bound counts both (the
+    library's own count left out the logits: 12 states of SmolLM2 took 1.7 GB)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from memory.local.model import _state_cache
+
+    cache = _state_cache(100 << 20)
+    for n in range(5):  # 23 MB of KV state and 10 MB of logits each
+        cache[[n, 1, 2]] = SimpleNamespace(llama_state_size=23 << 20,
+                                           scores=np.zeros((10 << 18,), np.float32),
+                                           input_ids=np.zeros(3, np.intc))
+    assert len(cache.cache_state) == 3 and cache.cache_size <= 100 << 20
+    assert [k[0] for k in cache.cache_state] == [2, 3, 4]  # the oldest left first
+
+
 def test_a_prompt_over_the_window_is_refused_clearly(model):
     from memory.local import LocalModelError
 
