@@ -66,8 +66,9 @@ def llama_server(folder: Path, *, context: int = 8192,
                  "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context),
                  "--n_threads", str(threads), "--verbose", "False",
                  # prompt states kept, as vLLM's prefix caching and engram's embedded
-                 # model keep them
-                 "--cache", "True", "--cache_type", "ram", "--cache_size", str(512 << 20)],
+                 # model keep them; the server counts only their KV part (not the 100 MB
+                 # of logits each keeps beside), so 96 MB of its count is about 1 GB
+                 "--cache", "True", "--cache_type", "ram", "--cache_size", str(96 << 20)],
                 stdout=out, stderr=subprocess.STDOUT, env=env)
         base = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + READY_SECONDS
