@@ -12,6 +12,7 @@ the exit status, the consent and the jail are in the call's record.
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,9 +70,30 @@ TOOL = Tool("run", "run a command in a sandboxed copy of the repository (no netw
 
 
 def tail(text: str, limit: int = TAIL_CHARS) -> str:
+    """The end of ``text`` within ``limit`` characters. A pytest short summary longer than
+    that (forty failures on a wide terminal) has its messages shortened first, so every
+    failed test's id stays in view."""
     if len(text) <= limit:
         return text
+    head = _SUMMARY_HEAD.search(text)
+    if head is not None and len(text) - head.start() > limit:
+        lines = text[head.start():].split("\n")
+        text = text[:head.start()] + "\n".join(_shorter(line) for line in lines)
+        if len(text) <= limit:
+            return text
     return f"[... {len(text) - limit} characters before]\n" + text[-limit:]
+
+
+_SUMMARY_HEAD = re.compile(r"^=+ short test summary info =+$", re.M)
+_SUMMARY_LINE = re.compile(r"^((?:FAILED|ERROR) \S+ - )(.*)$")
+SUMMARY_MESSAGE_CHARS = 60
+
+
+def _shorter(line: str) -> str:
+    match = _SUMMARY_LINE.match(line)
+    if match is None or len(match.group(2)) <= SUMMARY_MESSAGE_CHARS:
+        return line
+    return match.group(1) + match.group(2)[:SUMMARY_MESSAGE_CHARS] + "..."
 
 
 def render(result: CommandResult) -> str:
