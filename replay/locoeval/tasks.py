@@ -97,7 +97,12 @@ def extract_target(answer: str, qualname: str) -> str | None:
 def run_generated(repo: Path, sample: Sample, answer: str, limits: Limits) -> bool:
     """Put the generated function in a fresh sandbox copy of the original repository (the
     other targets intact, as DevEval's harness does) and run its tests (one pytest process)."""
-    code = extract_target(answer, sample.function)
+    return run_code(repo, sample, extract_target(answer, sample.function), limits)
+
+
+def run_code(repo: Path, sample: Sample, code: str | None, limits: Limits) -> bool:
+    """``run_generated`` for the function's text already taken from the answer (None: the
+    answer held none, which fails)."""
     if code is None or not sample.tests:
         return False
     with Sandbox(repo, limits=limits) as box:
@@ -120,14 +125,14 @@ class Verdicts:
     reused: int = 0
 
     async def verdict(self, repo: Path, sample: Sample, answer: str, limits: Limits) -> bool:
-        key = (str(repo), sample.path, sample.function, tuple(sample.tests),
-               extract_target(answer, sample.function), limits)
+        code = extract_target(answer, sample.function)
+        key = (str(repo), sample.path, sample.function, tuple(sample.tests), code, limits)
         if key in self.known:
             self.reused += 1
             return self.known[key]
         self.runs += 1
-        passed = self.known[key] = await asyncio.to_thread(run_generated, repo, sample,
-                                                           answer, limits)
+        passed = self.known[key] = await asyncio.to_thread(run_code, repo, sample, code,
+                                                           limits)
         return passed
 
 
