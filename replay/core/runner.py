@@ -125,7 +125,7 @@ class Replay:
         self.shared: dict[str, Any] = {}
         self.lock = asyncio.Lock()
         self.own_backends = benchmarks.own_backends()  # oracle: what each needs
-        self._made: dict[str, Agent] = {}  # pair -> the last agent made for it (agent())
+        self._made: dict[tuple[str, str], Agent] = {}  # (source, backend) -> its last agent
         known = set(backends.names()) | set(self.own_backends)
         unknown = [b for b in config.backends if b not in known]
         if unknown:
@@ -198,7 +198,7 @@ class Replay:
                       config=AgentConfig(max_answer_tokens=self.config.max_tokens,
                                          answer_temperature=self.config.answer_temperature))
         agent.start_session(pair, "replay")
-        self._made[f"{source_id(source)}__{name}"] = agent
+        self._made[(source_id(source), name)] = agent
         return agent
 
     def _store_uri(self, pair: str) -> str:
@@ -241,7 +241,7 @@ class Replay:
             log.exception("replay pair %s failed", label)
             result["error"] = f"{type(exc).__name__}: {exc}"
         # a drive that failed returned no agent: what its agent spent is still the pair's
-        made = self._made.pop(f"{source_id(source)}__{name}", None)
+        made = self._made.pop((source_id(source), name), None)
         agent = agent if agent is not None else made
         if agent is not None:
             # structured calls, retries, lenient parses, failures, skipped memory updates
