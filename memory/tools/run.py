@@ -71,8 +71,9 @@ TOOL = Tool("run", "run a command in a sandboxed copy of the repository (no netw
 
 def tail(text: str, limit: int = TAIL_CHARS) -> str:
     """The end of ``text`` within ``limit`` characters. A pytest short summary longer than
-    that (forty failures on a wide terminal) has its messages shortened first, so every
-    failed test's id stays in view."""
+    that (forty failures on a wide terminal, or untruncated under ``CI=1``) has its
+    messages shortened first, then their continuation lines left out, so every failed
+    test's id stays in view."""
     if len(text) <= limit:
         return text
     head = _SUMMARY_HEAD.search(text)
@@ -81,11 +82,15 @@ def tail(text: str, limit: int = TAIL_CHARS) -> str:
         text = text[:head.start()] + "\n".join(_shorter(line) for line in lines)
         if len(text) <= limit:
             return text
+        text = text[:head.start()] + _ids_only(text[head.start():])
+        if len(text) <= limit:
+            return text
     return f"[... {len(text) - limit} characters before]\n" + text[-limit:]
 
 
 _SUMMARY_HEAD = re.compile(r"^=+ short test summary info =+$", re.M)
 _SUMMARY_LINE = re.compile(r"^((?:FAILED|ERROR) \S+ - )(.*)$")
+_SUMMARY_KEPT = re.compile(r"^(?:FAILED|ERROR|=+ )")
 SUMMARY_MESSAGE_CHARS = 60
 
 
@@ -94,6 +99,17 @@ def _shorter(line: str) -> str:
     if match is None or len(match.group(2)) <= SUMMARY_MESSAGE_CHARS:
         return line
     return match.group(1) + match.group(2)[:SUMMARY_MESSAGE_CHARS] + "..."
+
+
+def _ids_only(summary: str) -> str:
+    """The summary's header, ``FAILED``/``ERROR`` lines and last line (the counts); the
+    lines that continue a message are counted, not kept."""
+    lines = summary.rstrip("\n").split("\n")
+    kept = [line for line in lines[:-1] if _SUMMARY_KEPT.match(line)] + lines[-1:]
+    left = sum(1 for line in lines if line.strip()) - sum(1 for line in kept if line.strip())
+    if left:
+        kept.insert(1, f"[{left} lines continuing these messages left out]")
+    return "\n".join(kept)
 
 
 def render(result: CommandResult) -> str:

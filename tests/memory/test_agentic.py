@@ -59,10 +59,10 @@ def test_run(tmp_path_factory) -> CommandResult:
     root = tmp_path_factory.mktemp("suite")
     (root / "test_values.py").write_text(FAILING)
     argv = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider")
-    # as the jail runs it: no COLUMNS (pytest's lines 80 wide, so the short summary of
-    # all forty fits the output's tail the model is shown), no options of the caller's
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("COLUMNS", "LINES", "PYTEST_ADDOPTS")}
+    # in the environment the jail gives a command (memory/jail/tree.py): nothing of the
+    # caller's (no COLUMNS, CI or PYTEST_ADDOPTS changing what pytest prints)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root),
+           "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300,
                           env=env)
     assert "40 failed" in done.stdout, done.stdout[-2000:]

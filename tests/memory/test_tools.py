@@ -210,10 +210,14 @@ def test_tool_records_are_typed_and_bad_ones_refused():
                           "args": {}, **bad})
 
 
-def test_a_wide_pytest_summary_keeps_every_failed_id_in_the_tail(tmp_path):
-    """A real pytest run of forty failing tests on a 400-column terminal: its short
-    summary alone is longer than the tail the model is shown; the messages are shortened
-    so that every failed id stays in view (and reaches cards' reading of the run)."""
+@pytest.mark.parametrize("caller", [{"COLUMNS": "400"}, {"CI": "true"}],
+                         ids=["wide-terminal", "ci"])
+def test_a_long_pytest_summary_keeps_every_failed_id_in_the_tail(tmp_path, caller):
+    """A real pytest run of forty failing tests whose short summary alone is longer than
+    the tail the model is shown: on a 400-column terminal (long lines), and under ``CI``
+    (pytest then prints each message whole, over several lines). The messages are
+    shortened, then their continuation lines left out, so that every failed id stays in
+    view (and reaches cards' reading of the run)."""
     import os
     import subprocess
     import sys
@@ -222,16 +226,18 @@ def test_a_wide_pytest_summary_keeps_every_failed_id_in_the_tail(tmp_path):
     from memory.tools.run import TAIL_CHARS, tail
 
     (tmp_path / "test_wide.py").write_text("".join(
-        f"def test_v{i}():\n    assert {i} == {i + 1}, 'the value of v{i} is off ' * 20\n\n\n"
+        f"def test_v{i}():\n    assert {{'v': {i}}} == {{'v': {i + 1}}}, "
+        f"'the value of v{i} is off ' * 20\n\n\n"
         for i in range(40)))
-    env = {**os.environ, "COLUMNS": "400"}
-    env.pop("PYTEST_ADDOPTS", None)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("COLUMNS", "CI", "BUILD_NUMBER", "PYTEST_ADDOPTS")}
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, env={**env, **caller}, capture_output=True, text=True,
+                          timeout=120)
     summary = done.stdout[done.stdout.index("short test summary info"):]
     assert summary.count("\nFAILED") == 40 and len(summary) > 2 * TAIL_CHARS
     shown = tail(done.stdout)
-    assert len(shown) <= TAIL_CHARS + 60
+    assert len(shown) <= TAIL_CHARS + 60 and shown.rstrip().endswith(done.stdout.split()[-1])
     run = testruns.parse(shown)
     assert run is not None and run.counts["failed"] == 40
     assert sorted(f.test for f in run.failures) == sorted(
