@@ -17,7 +17,8 @@ A unit is compared by its words, without list markers or numbering. Two rules:
   (two sentences said over and over; short units too, once they add up).
 
 A run of text with no unit boundary at all is checked for a repeating tail once it is
-long. Work per piece is a scan of the new characters; per unit a dict update and, for
+long. Work per piece is a scan of the new characters for boundaries (a regular
+expression; the runs between them are taken whole); per unit a dict update and, for
 each period up to ``max_period``, a walk back over the units that repeat (a few, as a
 loop is stopped at its third copy).
 """
@@ -31,6 +32,8 @@ FENCE = "```"
 _LIST_MARKER = re.compile(r"^(?:[-*+>•]|\d{1,3}[.)]|#{1,6})\s+")
 _SPACES = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]", re.UNICODE)  # a unit needs a letter or digit to count
+_ENDS = (".", "!", "?")  # a sentence's end, before a space or tab
+_BOUNDARY = re.compile(r"\n|[.!?][ \t]")
 
 
 @dataclass(frozen=True)
@@ -87,14 +90,36 @@ class RepetitionDetector:
             return self.found
         base = len(self.text)
         self.text += piece
-        for offset, char in enumerate(piece, start=base + 1):
-            if self._step(char, offset):
+        pos = 0
+        while pos < len(piece):  # the runs between boundaries in bulk, each boundary
+            cut = self._boundary(piece, pos)
+            run = piece[pos:len(piece) if cut < 0 else cut]
+            self._line += run
+            if not self._in_code:
+                self._buffer += run
+            if cut < 0:
+                break
+            if self._step(piece[cut], base + cut + 1):
                 return self.found
+            pos = cut + 1
         if (not self._in_code and len(self._buffer) > self.tail_after
                 and len(self._buffer) - self._tail_checked >= 64):
             self._tail_checked = len(self._buffer)
             self._check_tail()
         return self.found
+
+    def _boundary(self, piece: str, pos: int) -> int:
+        """Where in ``piece``, from ``pos``, the next character ``_step`` must see is (a
+        line break; outside code also a space or tab after ``.``, ``!`` or ``?``), -1
+        when none: every other character only extends the line and the unit."""
+        if self._in_code:
+            return piece.find("\n", pos)
+        if pos == 0 and piece[0] in " \t" and self._buffer[-1:] in _ENDS:
+            return 0
+        match = _BOUNDARY.search(piece, pos)
+        if match is None:
+            return -1
+        return match.start() if match.group() == "\n" else match.start() + 1
 
     def finish(self) -> Repetition | None:
         """The stream ended: its last line counts too (a loop's last copy often ends

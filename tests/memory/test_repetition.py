@@ -191,6 +191,35 @@ def test_pieces_of_any_size_give_the_same_verdict():
     assert len(verdicts) == 1 and None not in verdicts
 
 
+def test_pieces_cut_anywhere_give_the_verdict_of_the_characters_one_by_one():
+    """Sentence ends split from their space, list markers, fences and tabs, cut at
+    random places: the verdict (and where it fired) is the one the text gets fed a
+    character at a time."""
+    import random
+
+    atoms = ["The price is parsed. ", "It strips the sign! ", "Why? ", "1. item one\n",
+             "- a bullet.\n", "```python\nx = 1\n```\n", "```\n}\n}\n```\n", "no stop ",
+             "\n", "a.b.c ", "end.\t", "...  ", "```", "? ", "2) x. y\n",
+             "A long line with many words in it for the count rule.\n"]
+    rng = random.Random(7)
+    fired = 0
+    for _ in range(400):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(1, 60)))
+        text *= rng.choice((1, 1, 2, 3))
+        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 25))))
+        pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+        verdicts = []
+        for feed in (list(text), pieces, [text]):
+            detector = RepetitionDetector()
+            for piece in feed:
+                if detector.feed(piece) is not None:
+                    break
+            verdicts.append(detector.finish())
+        assert verdicts[1] == verdicts[0] and verdicts[2] == verdicts[0], text
+        fired += verdicts[0] is not None
+    assert 50 < fired < 350  # loops and ordinary texts both
+
+
 def test_once_found_it_stays_found_and_reads_no_more():
     detector, _ = streamed(TWO_SENTENCES * 4)
     found, size = detector.found, len(detector.text)

@@ -16,6 +16,7 @@ later context only through the developer's own turn.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 from dataclasses import dataclass
@@ -86,9 +87,11 @@ def answer(system: str, question: str, words: int = ANSWER_WORDS) -> str:
     return "\n\n".join([*parts, CLOSING])
 
 
+@functools.lru_cache(maxsize=4096)
 def explain(block: Shown) -> str:
     """One paragraph on a block: its size, what it takes, calls, gives back and raises,
-    and its docstring's first sentence (each sentence names the block: no two alike)."""
+    and its docstring's first sentence (each sentence names the block: no two alike).
+    Kept per block: a replay shows the same blocks turn after turn."""
     lines = block.code.count("\n") + 1
     try:
         tree = ast.parse(textwrap.dedent(block.code))
