@@ -4,7 +4,11 @@ A ``Toolbox`` offers the functions of one answer and runs a call: a backend's me
 functions (``toolbox(query)``: MemGPT's), the repository tools (memory/tools/), or both
 (``combine``). The loop asks the model, one structured step at a time,
 whether to ``answer`` or to call a function; each call and its output join the context
-pack as a ``memory`` section (so the inspector shows it and the answer sees it). A call
+pack as a ``calls`` section (so the inspector shows it and the answer sees it). The calls
+and the step's prompt follow the developer's query in its message, after the system
+prompt and the history, which stay the same for every step and the answer: a server
+that caches prompts (llama.cpp, vLLM, the embedded model's state cache) evaluates them
+once per turn. A call
 with ``request_heartbeat`` true, or a failed call (MemGPT's forced heartbeat), chains
 another step; anything else ends the loop and the model answers, as does, for a box
 with ``repeats_end`` (the repository tools), a call the turn made already (its output
@@ -43,6 +47,7 @@ HEARTBEAT = "request_heartbeat"
 RESULT_CHARS = 3000  # MemGPT's FUNCTION_RETURN_CHAR_LIMIT: a toolbox may set its own
 STEP_TOKENS = 300  # the longest reply a step may take
 MARGIN = 64  # chat-template overhead
+FIT_ATTEMPTS = 8  # measurements of a request's tokens before it is sent
 
 STEP_PROMPT = """Before you answer, you may call one of your {kind}. Choose
 "answer" to reply to the developer now. Choose a function to {purpose};
@@ -151,15 +156,6 @@ def step_note(box: Toolbox, tools: list[Tool]) -> str:
                               functions=describe(tools))
 
 
-def _step_messages(pack: ContextPack, note: str) -> list[dict[str, Any]]:
-    messages = pack.to_messages()
-    if messages and messages[0]["role"] == "system":
-        messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{note}"}
-    else:
-        messages.insert(0, {"role": "system", "content": note})
-    return messages
-
-
 @dataclass
 class LoopOutcome:
     """What the loop did: each call with its arguments and result, why it stopped, what
@@ -215,7 +211,7 @@ async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack, max_steps: int = 
                            condenser)
         outcome.steps += 1
         try:
-            decision = await llm.complete_json(_step_messages(pack, note), schema,
+            decision = await llm.complete_json(pack.to_messages(note), schema,
                                                purpose="memory", name="step",
                                                max_tokens=STEP_TOKENS)
         except LLMError as exc:
@@ -271,18 +267,20 @@ async def _keep_within(llm: LLM, trajectory: Trajectory, pack: ContextPack,
         await condenser.condense(trajectory, room, count)
         outcome.dropped += [e.as_dict() for e in trajectory.events[seen:]]
     sent = 0
-    for _ in range(4):
+    for attempt in range(FIT_ATTEMPTS):
         seen = len(trajectory.events)
         if trajectory.steps:
             fit(trajectory, room, count)
         outcome.dropped += [e.as_dict() for e in trajectory.events[seen:]]
         pack.sections = [*base, *trajectory.sections(count)]
-        messages = _step_messages(pack, note) if note else pack.to_messages()
+        messages = pack.to_messages(note)
         sent = llm.count_messages(messages)
         if sent <= outcome.limit or not trajectory.shown():
             break
         unseen = sent - pack.tokens - count(note)  # what the sections do not count
-        room = min(room - (sent - outcome.limit),
+        # the excess, doubled at each attempt: a clip's marker and the tokens at the
+        # joins can keep a request a token over while its sections shrink one by one
+        room = min(room - ((sent - outcome.limit) << attempt),
                    outcome.limit - count(note) - pack.query_tokens
                    - sum(s.tokens for s in base) - unseen)
     outcome.peak = max(outcome.peak, sent)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from memory import _checks as check
 from memory._checks import RecordError
 
-SectionKind = Literal["system", "history", "memory", "repo", "task"]
+SectionKind = Literal["system", "history", "memory", "repo", "task", "calls"]
 Purpose = Literal["answer", "memory", "mock_user", "judge", "build"]
 PURPOSES: tuple[str, ...] = ("answer", "memory", "mock_user", "judge", "build")
 
@@ -114,6 +114,7 @@ class Section:
         return summary
 
 
+CALLS_TITLE = "Your function calls so far in this answer"
 _CONTEXT_TITLES: dict[str, str] = {
     "memory": "Memories from earlier in this conversation",
     "repo": "Code from the repository",
@@ -136,8 +137,11 @@ class ContextPack:
     def of_kind(self, kind: str) -> list[Section]:
         return [s for s in self.sections if s.kind == kind]
 
-    def to_messages(self) -> list[dict[str, str]]:
-        """Render as chat messages: one system message, past turns, the query."""
+    def to_messages(self, note: str = "") -> list[dict[str, str]]:
+        """Render as chat messages: one system message, past turns, the query. This
+        answer's function calls (``calls`` sections) and ``note`` (a tool step's prompt)
+        follow the query in its message, so that every request of a turn's tool loop
+        begins with the same messages (a server's prompt cache reuses them)."""
         system_parts = [s.text for s in self.sections if s.kind == "system"]
         for kind, title in _CONTEXT_TITLES.items():
             blocks = [s.text for s in self.sections if s.kind == kind]
@@ -149,7 +153,13 @@ class ContextPack:
         for section in self.sections:
             if section.kind == "history":
                 messages.append({"role": section.role, "content": section.text})
-        messages.append({"role": "user", "content": self.query})
+        query = [self.query]
+        calls = [s.text for s in self.sections if s.kind == "calls"]
+        if calls:
+            query.append(f"## {CALLS_TITLE}\n\n" + "\n\n".join(calls))
+        if note:
+            query.append(note)
+        messages.append({"role": "user", "content": "\n\n".join(query)})
         return messages
 
     def summary(self) -> list[dict[str, Any]]:

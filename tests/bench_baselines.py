@@ -27,9 +27,9 @@ from memory.embed import get_embedder
 from memory.llm import LLM, LLMConfig
 from memory.repo import RepoIndex
 from memory.store import Store
+from tests.asked import asked
 from tests.conftest import DB, FORMS, SCRIPT, _register_scripted, make_repo
 from tests.memory.test_rebuilt import reply as memory_reply
-from tests.replay.reader import STEP
 
 TOPICS = ["dates", "logging", "retries", "forms", "database", "caching", "auth", "tests"]
 OPTIONS = {"compact_turns": 10, "ldagent_session_turns": 10, "memgpt_window": 1500}
@@ -38,9 +38,10 @@ OPTIONS = {"compact_turns": 10, "ldagent_session_turns": 10, "memgpt_window": 15
 def reply(messages: list[dict[str, Any]]) -> str:
     import json
 
-    system, last = messages[0]["content"], messages[-1]["content"]
-    if STEP in system:
-        if "Function call archival_memory_insert" in system or "Rule" not in last:
+    request = asked(messages)
+    last = request.query
+    if request.step:
+        if "Function call archival_memory_insert" in request.calls or "Rule" not in last:
             return json.dumps({"call": {"function": "answer"}})
         return json.dumps({"call": {"function": "archival_memory_insert", "content": last,
                                     "request_heartbeat": False}})

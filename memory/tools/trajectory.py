@@ -105,13 +105,13 @@ class Trajectory:
     def sections(self, count: Count) -> list[Section]:
         sections = []
         if text := self.summary_text():
-            sections.append(Section("memory", "calls:summary", text, count(text)))
+            sections.append(Section("calls", "calls:summary", text, count(text)))
         for step in self.shown():
             text = step.render()
             source = f"call:{step.index}:{step.function}"
             if step.state != WHOLE:
                 source += f":{step.state}"
-            sections.append(Section("memory", source, text, count(text)))
+            sections.append(Section("calls", source, text, count(text)))
         return sections
 
     def tokens(self, count: Count) -> int:

@@ -18,10 +18,10 @@ from memory.llm import LLM, LLMConfig
 from memory.tools.box import RepoTools
 from memory.tools.consent import ConsentPolicy
 from memory.transcript import TranscriptWriter, read_transcript, resume_from
+from tests.asked import asked
 
 from ..conftest import git, make_repo
 
-STEP = "Before you answer, you may call one of your"
 APP = 'def greet():\n    return "hi"\n\n\ndef part():\n    return 1\n'
 OTHER = "VALUE = 1\n"
 
@@ -45,7 +45,7 @@ def scripted(answer: str, steps: list[str] | None = None):
     steps = list(steps or [])
 
     def reply(messages):
-        if STEP in messages[0]["content"]:
+        if asked(messages).step:
             return steps.pop(0) if steps else call("answer")
         return answer
     return reply
@@ -94,7 +94,9 @@ async def test_tools_installed_prompt_explains_edits_and_a_command_needs_consent
     assert EDIT_FORMAT.strip() in answer_request[0]["content"]
     assert answer_request[1]["content"].startswith("File app.py:")  # the worked example
     assert answer_request[2]["content"].startswith("@@@ EDIT app.py")
-    assert answer_request[-1] == {"role": "user", "content": "make a file"}
+    last = asked(answer_request)  # the query, then the turn's (refused) call
+    assert last.query == "make a file" and not last.step
+    assert 'Function call run({"command": "touch pwned"' in last.calls
     assert bench.propose(turn) is None and edits_recorded(bench) == []
 
 

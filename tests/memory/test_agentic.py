@@ -32,10 +32,10 @@ from memory.tools.box import RepoTools
 from memory.tools.consent import ConsentPolicy
 from memory.tools.run import CommandResult, Limits, RunTool
 from memory.transcript import TranscriptWriter, read_transcript
+from tests.asked import asked
 
 from ..conftest import make_repo
 
-STEP = "Before you answer, you may call one of your"
 TURNS = 20
 MODULES = 6
 ANSWER_TOKENS = 256
@@ -122,7 +122,7 @@ class Model:
             return json.dumps({"notes": "mod files set value_n_i = compute(i, ...); "
                                         "40 tests fail on value dicts."})
         turn = self.turn = int(re.match(r"turn (\d+):", messages[-1]["content"]).group(1))
-        if STEP in system:
+        if asked(messages).step:
             self.kept("step", messages)
             done = self.steps.get(turn, 0)
             self.steps[turn] = done + 1

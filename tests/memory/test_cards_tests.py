@@ -26,6 +26,7 @@ from memory.tools.box import RepoTools
 from memory.tools.consent import ConsentPolicy
 from memory.tools.run import Limits, RunTool
 from memory.types import Turn
+from tests.asked import asked
 
 from ..conftest import git, make_repo
 
@@ -298,7 +299,6 @@ CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n
 TESTS = ("from app.calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
          "def test_mul():\n    assert mul(2, 3) == 6\n\n\ndef test_zero():\n"
          "    assert add(0, 0) == 0\n")
-STEP = "Before you answer, you may call one of your"
 
 
 @jail
@@ -311,16 +311,16 @@ async def test_the_agents_test_runs_in_the_jail_reach_the_cards(tmp_path, embedd
     index = RepoIndex(root, Store(tmp_path / "index.lance"), embedder)
     index.refresh()
     commands = ["python -m pytest -q -p no:cacheprovider", "tests", "tests"]
-    asked: dict[int, int] = {}
+    taken: dict[int, int] = {}
 
     def model(messages):
         system = messages[0]["content"]
         if system.startswith(FACT_PROMPT[:50]):
             return json.dumps({"facts": []})
         turn = int(messages[-1]["content"].split(":")[0].split()[-1])
-        if STEP in system:
-            asked[turn] = asked.get(turn, 0) + 1
-            if asked[turn] == 1:
+        if asked(messages).step:
+            taken[turn] = taken.get(turn, 0) + 1
+            if taken[turn] == 1:
                 return json.dumps({"call": {"function": "run", "command": commands[turn],
                                             "request_heartbeat": False}})
             return json.dumps({"call": {"function": "answer"}})

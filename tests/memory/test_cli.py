@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from memory.transcript import read_transcript
+from tests.asked import asked
 from tui.cli import main
 
 
@@ -132,7 +133,6 @@ def test_timeout_comes_from_the_flag_else_the_config_file(
 
 
 # -- headless --apply (memory/acting.py's Workbench) ----------------------------------------
-STEP = "Before you answer, you may call one of your"
 GREET = ("Done.\n@@@ EDIT app/db.py\n@@@ SEARCH\ndef connect(url, timeout=5):\n@@@ REPLACE\n"
          "def connect(url, timeout=10):\n@@@ END\n")
 BROKEN = "@@@ EDIT app/db.py\n@@@ SEARCH\ndef nowhere():\n@@@ REPLACE\ndef x():\n@@@ END\n"
@@ -145,9 +145,10 @@ def acting_model(script, answers: dict[str, str], steps: list[str] | None = None
     steps = list(steps or [])
 
     def reply(messages):
-        if STEP in messages[0]["content"]:
+        request = asked(messages)
+        if request.step:
             return steps.pop(0) if steps else json.dumps({"call": {"function": "answer"}})
-        return answers.get(messages[-1]["content"], "no edit")
+        return answers.get(request.query, "no edit")
     script.default = reply
 
 
@@ -219,7 +220,7 @@ def test_headless_commands_run_only_with_allow_commands_and_in_the_sandbox(
     assert main(headless(demo_repo, tmp_path / "a", "--apply")) == 0
     # not offered without --allow-commands: the step prompt lists no run tool, and a
     # call to it is outside the step's schema, so nothing is called
-    steps = [m[0]["content"] for m in script.calls if "- read_file(" in m[0]["content"]]
+    steps = [asked(m).step for m in script.calls if "- read_file(" in asked(m).step]
     assert steps and not any("- run(" in text for text in steps)
     assert session_of(tmp_path / "a").tool_calls == []
     assert not (demo_repo / "made.txt").exists()
@@ -227,7 +228,7 @@ def test_headless_commands_run_only_with_allow_commands_and_in_the_sandbox(
     acting_model(script, {}, [run_command(command)])
     monkeypatch.setattr(sys, "stdin", iter(["make a file\n"]))
     assert main(headless(demo_repo, tmp_path / "b", "--apply", "--allow-commands")) == 0
-    steps = [m[0]["content"] for m in script.calls if "- read_file(" in m[0]["content"]]
+    steps = [asked(m).step for m in script.calls if "- read_file(" in asked(m).step]
     assert steps and all("- run(" in text for text in steps)
     [call] = session_of(tmp_path / "b").tool_calls
     assert call.ok and call.data["consent"] == "preallowed" and "made-in-jail" in call.result

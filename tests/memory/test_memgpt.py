@@ -11,8 +11,7 @@ from memory.backends.memgpt.tiers import PAGE_SIZE, CoreMemory, Functions, Messa
 from memory.llm import LLM, LLMConfig
 from memory.transcript import read_transcript
 from memory.types import Turn
-
-STEP = "Before you answer, you may call one of your memory functions"
+from tests.asked import asked
 
 
 def backend(embedder, tmp_path, **options) -> MemGPTBackend:
@@ -34,7 +33,7 @@ def router(steps: list[str], summaries: list[str] | None = None, answer: str = "
 
     def reply(messages):
         system = messages[0]["content"]
-        if STEP in system:
+        if asked(messages).step:
             return steps.pop(0) if steps else call("answer")
         if system.startswith("You keep the recursive summary"):
             return json.dumps({"summary": summaries.pop(0)})
@@ -125,8 +124,9 @@ async def test_each_function_call_and_its_effect(make_agent, script):
     sources = [c["source"] for c in turn.context]
     assert [s for s in sources if s.startswith("call:")] == [
         f"call:{i}:{c['function']}" for i, c in enumerate(calls, 1)]
-    answer_prompt = script.calls[-1][0]["content"]
-    assert "Function call archival_memory_search" in answer_prompt
+    answer_request = asked(script.calls[-1])
+    assert not answer_request.step and answer_request.query == "parse_date must return UTC."
+    assert "Function call archival_memory_search" in answer_request.calls
     mg = agent.backend
     assert mg.core.blocks == {"developer": "Uses type hints.",
                               "task": "parse_date returns UTC."}

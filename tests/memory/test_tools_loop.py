@@ -15,10 +15,10 @@ from memory.toolloop import Combined, ToolResult, run_tools
 from memory.tools.box import RepoTools
 from memory.tools.trajectory import Step, Trajectory, fit
 from memory.types import ContextPack, Section
+from tests.asked import asked
 
 from ..conftest import make_repo
 
-STEP = "Before you answer, you may call one of your"
 BIG = "".join(f"value_{i} = compute({i}, 'some long argument text to fill the line')\n"
               for i in range(1, 401))
 
@@ -59,7 +59,7 @@ def steps_then(replies: list[str], notes: str = "notes on the calls"):
         system = messages[0]["content"]
         if system.startswith(CALLS_PROMPT[:40]):
             return json.dumps({"notes": notes})
-        if STEP in system:
+        if asked(messages).step:
             return replies.pop(0) if replies else call("answer")
         return "the answer"
     return reply
@@ -78,9 +78,14 @@ async def test_calls_are_recorded_and_shown_to_the_model(repo, script):
     assert [s.source for s in pack.sections] == ["system", "call:1:grep", "call:2:read_file"]
     assert "Function call read_file(" in pack.sections[2].text
     assert pack.sections[2].text.endswith("1  def helper():\n2      return 42")
-    second_step = script.calls[1][0]["content"]
-    assert "functions (tools on the repository)" in second_step
-    assert "def helper():" in second_step  # the first call's output reached the model
+    first, second = script.calls[0], script.calls[1]
+    assert "functions (tools on the repository)" in second[-1]["content"]
+    assert "def helper():" in second[-1]["content"]  # the first call's output reached it
+    # the calls and the step's prompt follow the query: the system message is the same
+    # for both steps (a prompt cache evaluates it once)
+    assert first[:-1] == second[:-1] and first[0]["content"].startswith("You are engram.")
+    assert asked(second).query == "where is value_7 set?" and asked(second).step
+    assert "Function call grep(" in asked(second).calls
     assert outcome.peak <= outcome.limit and "dropped" not in outcome.meta()
 
 
@@ -141,7 +146,7 @@ async def test_a_failed_summary_falls_back_to_the_window(repo, script):
         system = messages[0]["content"]
         if system.startswith(CALLS_PROMPT[:40]):
             return "not json at all"
-        return replies.pop(0) if replies and STEP in system else call("answer")
+        return replies.pop(0) if replies and asked(messages).step else call("answer")
 
     script.default = reply
     model = llm()

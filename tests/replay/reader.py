@@ -34,6 +34,7 @@ from typing import Any
 from replay.locoeval.outline import Item, Outline, Sample
 from replay.locoeval.prepare import find_function
 from replay.locoeval.tasks import TOPICS_QUERY
+from tests.asked import asked
 from tests.replay.answers import ANSWER_WORDS, answer
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -43,7 +44,6 @@ OPENER = re.compile(r"^(?:Next|Another thing|Now|Also|Moving on|To recap|Recap|"
 NAMED = re.compile(r"`([A-Za-z_][\w.]*)`")
 DEVELOPER = re.compile(r"^(?:\[turn \d+\]\s)?[Dd]eveloper: (.*?)"
                        r"(?=\n(?:\[turn \d+\]\s)?[Aa]ssistant: |\n\[turn |\n\n|\Z)", re.M | re.S)
-STEP = "Before you answer, you may call one of your memory functions"  # memory/toolloop.py
 ASSISTANT = "You are engram, a coding assistant"  # memory/agent.py's SYSTEM_PROMPT
 
 
@@ -84,12 +84,12 @@ class ContextReader:
                       if text}
 
     def __call__(self, messages: list[dict[str, Any]]) -> str:
-        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
-        last = str(messages[-1]["content"])
-        prompt = "\n".join(str(m["content"]) for m in messages[:-1])
+        request = asked(messages)
+        system, last, prompt = request.system, request.query, request.seen
         # what was said to it: its own earlier answers (code it quoted) are no topic or fact
-        heard = "\n".join(str(m["content"]) for m in messages[:-1] if m["role"] != "assistant")
-        memory = self.memory_reply(system, last)
+        heard = "\n".join([*(str(m["content"]) for m in messages[:-1]
+                              if m["role"] != "assistant"), request.calls])
+        memory = self.memory_reply(system, last, request.calls if request.step else None)
         if memory is not None:
             return memory
         if last == TOPICS_QUERY:
@@ -146,7 +146,9 @@ class ContextReader:
         return f"```python\ndef {name}({params}):\n    raise NotImplementedError\n```"
 
     # -- memory operations of the backends -------------------------------------------------
-    def memory_reply(self, system: str, last: str) -> str | None:
+    def memory_reply(self, system: str, last: str, step: str | None = None) -> str | None:
+        """The reply to a backend's own request; ``step``: this answer's calls so far when
+        the request is a tool-loop step (memgpt's)."""
         if system.startswith("You keep the long-term memory"):
             user = last.split("\nAssistant:", 1)[0].removeprefix("Developer: ")
             facts = [line for line in prose_lines(user) if 12 < len(line) <= 300][:5]
@@ -175,10 +177,10 @@ class ContextReader:
             return '{"decision": "KEEP", "targets": []}'
         if system.startswith(("You help a coding assistant", "You keep the change log")):
             return "One sentence about the change."
-        return self.baseline_reply(system, last)
+        return self.baseline_reply(system, last, step)
 
     # -- the baselines' memory prompts (compact, amem, ldagent, memgpt): literal too ----------
-    def baseline_reply(self, system: str, last: str) -> str | None:
+    def baseline_reply(self, system: str, last: str, step: str | None = None) -> str | None:
         said = DEVELOPER.findall(last)
         facts = [f for line in said for f in prose_lines(line) if 12 < len(f) <= 300]
         previous = last.split("Previous summary:\n", 1)[-1].split("\n\n", 1)[0]
@@ -202,15 +204,15 @@ class ContextReader:
             return json.dumps({"should_evolve": False, "actions": [], "suggested_connections": [],
                                "tags_to_update": [], "new_context_neighborhood": [""] * shown,
                                "new_tags_neighborhood": [[]] * shown})
-        if STEP in system:
-            return self.memgpt_step(system, last)
+        if step is not None:
+            return self.memgpt_step(step, last)
         return None
 
-    def memgpt_step(self, system: str, last: str) -> str:
+    def memgpt_step(self, calls_shown: str, last: str) -> str:
         """Insert each statement of the developer's message into archival memory; at a
         task query, search archival memory for the function asked about (3 pages)."""
-        calls = [json.loads(a) for a in re.findall(r"^Function call \w+\((\{.*?\})\)", system,
-                                                   re.M)]
+        calls = [json.loads(a) for a in re.findall(r"^Function call \w+\((\{.*?\})\)",
+                                                   calls_shown, re.M)]
         name = self.asked.get(last)
         if name is not None:
             pages = [c["page"] for c in calls if c.get("query") == name]

@@ -12,6 +12,7 @@ import pytest
 from textual.widgets import Static
 
 from memory.jail import bwrap
+from tests.asked import asked
 from tui.app import AppOptions, EngramApp
 from tui.screens import ConsentScreen, DiffScreen
 from tui.widgets import StatusBar, TurnView
@@ -20,7 +21,6 @@ from ..conftest import git
 from .conftest import ready
 from .test_app import send, until
 
-STEP = "Before you answer, you may call one of your"
 jail = pytest.mark.skipif(bwrap.available() is not None,
                           reason=f"no OS jail here: {bwrap.available()}")
 
@@ -52,7 +52,7 @@ class Model:
         self.asked: list[list[dict]] = []
 
     def __call__(self, messages: list[dict]) -> str:
-        if STEP in messages[0]["content"]:
+        if asked(messages).step:
             return self.steps.pop(0) if self.steps else ANSWER
         self.asked.append(messages)
         return self.answers.pop(0) if self.answers else "nothing more"

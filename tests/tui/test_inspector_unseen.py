@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 
 from memory.backends.compact import CALLS_PROMPT, HEADINGS, SUMMARY_PROMPT
+from tests.asked import asked
 from tui.widgets import Inspector
 
 from .conftest import ready
 from .test_acting import ask, call, done
 
-STEP = "Before you answer, you may call one of your"
 NOTES = "db.py holds connect(url, timeout=5); forms.py validates input."
 
 
@@ -29,9 +29,10 @@ class Reader:
             return json.dumps({key: [f"the developer read the app's {key}"] for key in HEADINGS})
         if system.startswith(CALLS_PROMPT[:60]):
             return json.dumps({"notes": NOTES})
-        if STEP in system:
-            asked = messages[-1]["content"]
-            n = self.steps[asked] = self.steps.get(asked, 0) + 1
+        request = asked(messages)
+        if request.step:
+            query = request.query
+            n = self.steps[query] = self.steps.get(query, 0) + 1
             if n == 1:
                 return call("read_file", True, path="app/db.py", start=1, end=0)
             if n == 2:

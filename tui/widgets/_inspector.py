@@ -68,7 +68,7 @@ class Inspector(VerticalScroll):
         for block in (n for n in notes or [] if isinstance(n, NoteBlock)):
             lines.append(f"\n[b]{self._esc(block.title)}[/b]")
             lines += [f"  {self._esc(line)}" for line in block.lines]
-        for kind in ("system", "history", "memory", "repo", "task"):
+        for kind in ("system", "history", "memory", "repo", "task", "calls"):
             group = kinds.get(kind, [])
             if not group:
                 continue

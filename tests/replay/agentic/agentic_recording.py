@@ -16,9 +16,9 @@ from memory.backends import BackendEnv, registry
 from memory.llm import LLM, LLMConfig
 from memory.tools.consent import ConsentPolicy
 from memory.transcript import TranscriptWriter, new_session_id
+from tests.asked import asked
 from tests.conftest import git, make_repo
 
-STEP = "Before you answer, you may call one of your"
 BUGGY = "def double(x):\n    return x * 3\n"
 FIXED = "def double(x):\n    return x * 2\n"
 REPO = {"calc.py": BUGGY,
@@ -48,11 +48,12 @@ class PlannedModel:
     requests: list[tuple[str, str]] = field(default_factory=list)  # (kind, query)
 
     def __call__(self, messages: list[dict[str, Any]]) -> str:
-        system, query = messages[0]["content"], messages[-1]["content"]
-        if STEP in system:
+        request = asked(messages)
+        query = request.query
+        if request.step:
             self.requests.append(("step", query))
             plan = self.plans.get(query, [])
-            done = system.count("Function call ")
+            done = request.calls.count("Function call ")
             return plan[done] if done < len(plan) else ANSWER
         self.requests.append(("answer", query))
         return self.answers.get(query, "I do not know.")
