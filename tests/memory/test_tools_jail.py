@@ -158,20 +158,21 @@ async def test_the_output_reaches_the_model_and_the_transcript(repo, tmp_path, e
     from memory.llm import LLM, LLMConfig
     from memory.tools.box import RepoTools
     from memory.transcript import TranscriptWriter, read_transcript
+    from tests.asked import asked
 
     steps = [json.dumps({"call": {"function": "run", "command": "tests",
                                   "request_heartbeat": False}})]
 
     def reply(messages):
-        if "Before you answer, you may call one of your" in messages[0]["content"]:
+        if asked(messages).step:
             return steps.pop(0) if steps else json.dumps({"call": {"function": "answer"}})
         return "double multiplies by 3; it should multiply by 2."
 
     script.default = reply
-    asked = []
+    consented = []
 
     async def asker(command: str) -> Decision:
-        asked.append(command)
+        consented.append(command)
         return Decision.SESSION
 
     llm = LLM(LLMConfig(model="scripted/test", backoff=0.01))
@@ -182,9 +183,8 @@ async def test_the_output_reaches_the_model_and_the_transcript(repo, tmp_path, e
     agent.tools = RepoTools(repo, runner=RunTool(repo, ConsentPolicy(asker), TreeJail(),
                                                  Limits(timeout=60)))
     turn = await agent.ask("why does test_double fail?")
-    assert turn.ok and asked == ["python -m pytest -q -x -p no:cacheprovider"]
-    answer_prompt = script.calls[-1][0]["content"]
-    assert "assert 6 == 4" in answer_prompt  # the output reached the model
+    assert turn.ok and consented == ["python -m pytest -q -x -p no:cacheprovider"]
+    assert "assert 6 == 4" in asked(script.calls[-1]).calls  # the output reached the model
     [called] = turn.meta["tools"]["calls"]
     assert called["consent"] == "asked-session" and called["returncode"] == 1
     writer.close()
