@@ -167,6 +167,8 @@ class RunTool:
         except (OSError, ValueError) as exc:
             return ToolResult(f"Not run: {exc}", ok=False, meta={"consent": consent.how})
         self.results.append(result)
+        # the call's seconds are the command's own: not the time the developer took to allow it
         return ToolResult(render(result), ok=result.ok,
                           meta={"consent": consent.how, "returncode": result.returncode,
-                                "timed_out": result.timed_out, "sandbox": result.sandbox})
+                                "timed_out": result.timed_out, "sandbox": result.sandbox,
+                                "seconds": round(result.seconds, 3)})

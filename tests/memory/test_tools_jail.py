@@ -151,6 +151,30 @@ async def test_the_projects_tests_run_in_the_jail_after_consent(repo):
 
 
 @jail
+async def test_a_calls_seconds_are_the_commands_not_the_wait_for_consent(repo):
+    """The developer takes two seconds to allow it: the call says how long the command
+    ran, which its line in the chat shows."""
+    import time
+
+    from tui.calls import call_line
+
+    async def slow_asker(command: str) -> Decision:
+        await asyncio.sleep(2.0)
+        return Decision.ONCE
+
+    tool = RunTool(repo, ConsentPolicy(slow_asker), TreeJail(), Limits(timeout=60))
+    started = time.monotonic()
+    result = await tool("python -c pass")
+    took = time.monotonic() - started
+    [ran] = tool.results
+    assert result.ok and result.meta["seconds"] == round(ran.seconds, 3)
+    assert took >= 2.0 and result.meta["seconds"] <= took - 1.9
+    line = call_line({"function": "run", "args": {"command": "python -c pass"},
+                      "ok": True, **result.meta})
+    assert "allowed once" in line and "exit 0" in line
+
+
+@jail
 async def test_the_output_reaches_the_model_and_the_transcript(repo, tmp_path, embedder,
                                                                script):
     from memory.agent import Agent, AgentConfig

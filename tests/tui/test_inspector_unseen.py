@@ -72,6 +72,9 @@ async def test_the_inspector_shows_the_outputs_mask_masked(app_factory, script, 
         assert 'turn 0: read_file({"path": "app/forms.py"' in flat
         assert 'turn 1: read_file({"path": "app/db.py"' in flat
         assert "→ [output of read_file omitted: " in flat
+        # the turn's calls as the model saw them, as their own group
+        assert "calls 2 · " in flat and " tok call:1:read_file:masked " in flat
+        assert " tok call:2:read_file " in flat
 
 
 async def test_the_inspector_shows_compacts_summary_and_what_it_replaced(app_factory, script,
