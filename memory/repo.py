@@ -25,8 +25,10 @@ import numpy as np
 
 from memory import _git, _manifest
 from memory._checks import control_character
+from memory._index_tables import CHUNK_FIELDS, chunks_schema, files_schema
 from memory.chunks import Chunk, chunk_file, supported
 from memory.embed import Embedder, cosine, top_k
+from memory.recent import Recent
 from memory.store import Store, in_list
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
@@ -41,6 +43,7 @@ FUNCTION_KINDS = ("function", "method")
 # Up to this many chunks the key vectors are also held in process (1.5 KB each) and
 # searched exactly with numpy: ~1 ms where a LanceDB query costs ~16 ms at 5,700 rows.
 MIRROR_MAX_ROWS = 50_000
+SEARCHES_KEPT = 256  # recent searches answered again without the index
 
 
 class LocationRefused(ValueError):
@@ -98,26 +101,6 @@ class Located:
     exact: bool
 
 
-def _schema(dim: int) -> Any:
-    import pyarrow as pa
-
-    return pa.schema([
-        pa.field("id", pa.string()), pa.field("path", pa.string()),
-        pa.field("qualname", pa.string()), pa.field("kind", pa.string()),
-        pa.field("start", pa.int32()), pa.field("end", pa.int32()),
-        pa.field("key", pa.string()), pa.field("code", pa.string()),
-        pa.field("vector", pa.list_(pa.float32(), dim)),
-    ])
-
-
-def _files_schema() -> Any:
-    import pyarrow as pa
-
-    return pa.schema([pa.field("path", pa.string()), pa.field("sig", pa.string()),
-                      pa.field("chunks", pa.int32())])
-
-
-_CHUNK_FIELDS = ("path", "qualname", "kind", "start", "end", "key", "code")
 
 
 class RepoIndex:
@@ -133,13 +116,16 @@ class RepoIndex:
         self._loaded: dict[str, Chunk] | None = None
         self._mirror: tuple[list[str], np.ndarray, np.ndarray] | None = None
         self._lock = threading.RLock()
+        # recent searches of the index as it is (a replay's backends ask the same query
+        # each turn; an A/B asks it twice): dropped when the index changes
+        self._searches: Recent[list[Hit]] = Recent(SEARCHES_KEPT)
 
     # -- tables and catalog (opened and read on first use) ----------------------
     def _open(self) -> tuple[Any, Any]:
         with self._lock:
             if self._tables is None:
-                chunks = self.store.table("chunks", _schema(self.embedder.dim))
-                files = self.store.table("files", _files_schema())
+                chunks = self.store.table("chunks", chunks_schema(self.embedder.dim))
+                files = self.store.table("files", files_schema())
                 if chunks.count_rows() == 0 and files.count_rows() > 0:
                     # chunk table was recreated (another embedding dimension): index afresh
                     self.store.delete(files, "true")
@@ -163,12 +149,13 @@ class RepoIndex:
             return self._loaded
 
     def _load_catalog(self) -> None:
-        rows = self.store.rows(self._chunks, ["id", *_CHUNK_FIELDS])
+        rows = self.store.rows(self._chunks, ["id", *CHUNK_FIELDS])
         self._mirror = None
+        self._searches.clear()
         if 0 < len(rows) <= MIRROR_MAX_ROWS:
             ids, matrix, extra = self.store.vectors(self._chunks, extra=("kind",))
             self._mirror = (ids, matrix, np.array(extra["kind"], dtype=object))
-        self._loaded = {r["id"]: Chunk(**{k: r[k] for k in _CHUNK_FIELDS}) for r in rows}
+        self._loaded = {r["id"]: Chunk(**{k: r[k] for k in CHUNK_FIELDS}) for r in rows}
 
     def warm(self) -> None:
         """Read the catalog and load the embedder now (the app does this in the
@@ -277,6 +264,7 @@ class RepoIndex:
             self._maintain_indexes()
             with self._lock:
                 self._loaded, self._mirror = None, None  # re-read on first use
+                self._searches.clear()
         report.chunks_total = self._chunks.count_rows()
         report.seconds = time.perf_counter() - started
         _manifest.write(self._manifest(), stamp, chunks=report.chunks_total,
@@ -293,7 +281,7 @@ class RepoIndex:
                                           max_tokens=self.config.key_tokens)
             rows = []
             for chunk, vector in zip(part, vectors, strict=True):
-                row = {k: getattr(chunk, k) for k in _CHUNK_FIELDS}
+                row = {k: getattr(chunk, k) for k in CHUNK_FIELDS}
                 rows.append({"id": chunk.id, **row, "vector": vector.tolist()})
             self.store.add(self._chunks, rows)
             if progress:
@@ -319,6 +307,13 @@ class RepoIndex:
         if not query.strip() or not self._catalog:
             return []
         kinds = tuple(kinds) if kinds else None
+        hits = self._searches.get((query, k, kinds))
+        if hits is None:
+            hits = self._search(query, k, kinds)
+            self._searches.put((query, k, kinds), hits)
+        return list(hits)
+
+    def _search(self, query: str, k: int, kinds: tuple[str, ...] | None) -> list[Hit]:
         where = in_list("kind", list(kinds)) if kinds else None
         depth = max(k * 3, 20)
         vector = self.embedder.embed([query])[0]

@@ -41,6 +41,28 @@ def test_only_the_edited_file_is_re_embedded(demo_repo, counting_embedder):
     assert index.locate("app/db.py::migrate") is None  # gone with the edit
 
 
+def test_a_search_asked_again_is_answered_without_the_index_until_it_changes(
+        demo_repo, counting_embedder):
+    """The same search again (another backend of a replay, the other side of an A/B)
+    embeds nothing and gives the same hits; after an edit and a refresh it sees the edit."""
+    index = open_index(demo_repo, counting_embedder)
+    index.refresh()
+    counting_embedder.texts.clear()
+    first = index.search("close the connection", 5)
+    assert counting_embedder.texts == ["close the connection"]
+    again = index.search("close the connection", 5)
+    assert again == first and again is not first and counting_embedder.texts == [
+        "close the connection"]
+    assert index.search("close the connection", 3) == first[:3]  # another k: searched
+    assert len(counting_embedder.texts) == 2
+    assert "app/db.py::shut_down" not in {h.chunk.location for h in first}
+    (demo_repo / "app/db.py").write_text(
+        '"""DB."""\n\n\ndef shut_down(conn):\n    """Close the connection."""\n')
+    index.refresh()
+    after = index.search("close the connection", 5)
+    assert "app/db.py::shut_down" in {h.chunk.location for h in after}
+
+
 def test_reopen_embeds_nothing_and_keeps_the_chunks(demo_repo, counting_embedder):
     index = open_index(demo_repo, counting_embedder)
     index.refresh()
