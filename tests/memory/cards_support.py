@@ -4,11 +4,17 @@ answers, a short conversation, a judgment. Their fixtures are in conftest.py."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+from memory.backends import BackendEnv
 from memory.backends.cards.score import (
     Judgment,
 )
+from memory.llm import LLM, LLMConfig
+from memory.repo import RepoIndex
+from memory.store import Store
 from memory.types import Turn
+from tests.conftest import make_repo
 
 
 def facts(*items):
@@ -53,3 +59,17 @@ Traceback (most recent call last):
     raise KeyError(name)
 KeyError: 'email'
 """
+
+
+def repo_env(tmp_path: Path, embedder, files: dict[str, str]):
+    """A git repository of ``files`` in ``tmp_path``, indexed, and a maker of the
+    BackendEnv over it (options as keywords), its model the scripted one."""
+    root = make_repo(tmp_path / "repo", files)
+    index = RepoIndex(root, Store(tmp_path / "data" / "index.lance"), embedder)
+    index.refresh()
+
+    def build(**options):
+        return BackendEnv(llm=LLM(LLMConfig(model="scripted/t")), embedder=embedder,
+                          repo=index, data_dir=tmp_path / "home", session_id="s1",
+                          options=options)
+    return build

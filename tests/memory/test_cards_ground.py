@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from memory.backends import BackendEnv, registry
+from memory.backends import registry
 from memory.backends.cards.ground import home, known, module_names, module_of
-from memory.llm import LLM, LLMConfig
-from memory.repo import RepoIndex
-from memory.store import Store
-from tests.conftest import FORMS, make_repo
-from tests.memory.cards_support import said_in_turns
+from tests.conftest import FORMS
+from tests.memory.cards_support import repo_env, said_in_turns
 from tests.memory.test_cards_revise import URLS, no_cue
 
 MONEY = '''"""Money helpers."""
@@ -44,16 +41,8 @@ def due(days):
 
 @pytest.fixture
 def home_env(tmp_path, embedder, script):
-    root = make_repo(tmp_path / "repo", {"app/forms.py": FORMS, "app/urls.py": URLS,
+    return repo_env(tmp_path, embedder, {"app/forms.py": FORMS, "app/urls.py": URLS,
                                          "app/money.py": MONEY, "app/__init__.py": ""})
-    index = RepoIndex(root, Store(tmp_path / "data" / "index.lance"), embedder)
-    index.refresh()
-
-    def build(**options):
-        return BackendEnv(llm=LLM(LLMConfig(model="scripted/t")), embedder=embedder,
-                          repo=index, data_dir=tmp_path / "home", session_id="s1",
-                          options=options)
-    return build
 
 
 def test_a_module_knows_what_it_defines_binds_and_imports_whole():

@@ -7,14 +7,12 @@ import re
 
 import pytest
 
-from memory.backends import BackendEnv, registry
+from memory.backends import registry
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.revise import kind, name_similarity, restates
 from memory.llm import LLM, LLMConfig
-from memory.repo import RepoIndex
-from memory.store import Store
-from tests.conftest import DB, FORMS, make_repo
-from tests.memory.cards_support import said_in_turns
+from tests.conftest import DB, FORMS
+from tests.memory.cards_support import repo_env, said_in_turns
 
 # every cue the cue-based rules know, and the usual ways of saying "this replaces that"
 CUE = re.compile(r"\b(actually|instead|scratch|forget|no longer|anymore|rather|change|"
@@ -116,16 +114,8 @@ async def test_compatible_facts_about_one_function_both_stay(cards_env, script):
 
 @pytest.fixture
 def deps_env(tmp_path, embedder, script):
-    root = make_repo(tmp_path / "repo", {"app/forms.py": FORMS, "app/db.py": DB,
+    return repo_env(tmp_path, embedder, {"app/forms.py": FORMS, "app/db.py": DB,
                                          "app/urls.py": URLS})
-    index = RepoIndex(root, Store(tmp_path / "data" / "index.lance"), embedder)
-    index.refresh()
-
-    def build(**options):
-        return BackendEnv(llm=LLM(LLMConfig(model="scripted/t")), embedder=embedder,
-                          repo=index, data_dir=tmp_path / "home", session_id="s1",
-                          options=options)
-    return build
 
 
 async def test_a_dependency_is_replaced_by_a_close_one_and_added_to_by_another(deps_env,
