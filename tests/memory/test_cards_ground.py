@@ -130,6 +130,21 @@ async def test_a_description_borrowed_from_another_function_gives_way(home_env, 
     assert await said_in_turns(cards, script, own) == own
 
 
+async def test_a_borrowed_description_said_with_a_cue_still_gives_way(home_env, script):
+    """The same borrowed description said as a correction ("Actually, ..."): it is read
+    without its cue and its lead, so it is still another function's, and the next
+    statement about `charge` replaces it (the cue words had hidden it: measured on
+    more-itertools at revision cues 0.5)."""
+    cards = registry.create("cards", home_env())
+    said = ["`charge` should: Bill the customer the rounded amount.",
+            "Actually, `charge` should: Split a URL string into its scheme, host and path "
+            "parts.",
+            "`charge` should: Bill the customer the rounded amount and return the receipt."]
+    kept = await said_in_turns(cards, script, said)
+    assert said[1] not in kept and said[2] in kept
+    assert cards.builder.reviser.borrowed_from == {"fact:1:0": "app/urls.py::split_url"}
+
+
 async def test_two_close_dependencies_the_module_knows_both_stay(home_env, script):
     """`quantize_up` is close to `quantize` (a similar name, the same module): said of a
     function whose module is unknown it replaces it; in app/money.py, which defines both,

@@ -356,12 +356,15 @@ class GraphBuilder:
             return report
         cued = [n for n in nodes if n.type == "fact" and revision_cue(n.content)]
         quoted = [n for n in cued if claim(n.content) != n.content]
-        led = [n for n in nodes if n.type == "fact" and n not in cued
-               and body(n.content) != n.content]
+        # a statement's body: without its lead naming the subject and, when cued, without
+        # its cue words ("Actually, `f` should: X" -> "X"), as the aspects and borrowed
+        # descriptions are read from it
+        led = [n for n in nodes if n.type == "fact"
+               and body(claim(n.content)) != n.content]
         vectors = await asyncio.to_thread(self.env.embedder.embed,
                                           [n.content for n in nodes]
                                           + [claim(n.content) for n in quoted]
-                                          + [body(n.content) for n in led])
+                                          + [body(claim(n.content)) for n in led])
         own = dict(zip((n.id for n in nodes), vectors[:len(nodes)], strict=True))
         claims = {n.id: own[n.id] for n in cued}
         claims.update(zip((n.id for n in quoted),
