@@ -101,8 +101,6 @@ class Located:
     exact: bool
 
 
-
-
 class RepoIndex:
     """The chunks of one git repository, kept in a LanceDB ``Store``."""
 
@@ -151,7 +149,6 @@ class RepoIndex:
     def _load_catalog(self) -> None:
         rows = self.store.rows(self._chunks, ["id", *CHUNK_FIELDS])
         self._mirror = None
-        self._searches.clear()
         if 0 < len(rows) <= MIRROR_MAX_ROWS:
             ids, matrix, extra = self.store.vectors(self._chunks, extra=("kind",))
             self._mirror = (ids, matrix, np.array(extra["kind"], dtype=object))

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memory.toolloop import STEP_PROMPT
 from memory.types import CALLS_TITLE
 
-STEP = "Before you answer, you may call one of your"  # memory/toolloop.py STEP_PROMPT
+STEP = STEP_PROMPT.split("{", 1)[0].strip()  # "Before you answer, you may call one of your"
 CALLS = f"\n\n## {CALLS_TITLE}\n\n"
 
 
