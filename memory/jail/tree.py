@@ -35,6 +35,13 @@ LAUNCH = ("import os, resource, sys\n"
           "os.execvp(sys.argv[2], sys.argv[2:])\n")
 
 
+def command_env(home: Path, tmp: Path) -> dict[str, str]:
+    """The whole environment a command gets in the jail: nothing of the caller's (no
+    secrets, no COLUMNS, CI or PYTEST_ADDOPTS changing what a tool prints)."""
+    return {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(home),
+            "TMPDIR": str(tmp), "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
 class TreeJail:
     """Runs commands on a copy of a repository's working tree, inside bubblewrap."""
 
@@ -80,9 +87,7 @@ class TreeJail:
 
     def _run(self, base: Path, work: Path, argv: list[str], command: list[str],
              limits: Limits, out_path: Path, err_path: Path) -> CommandResult:
-        env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-               "HOME": str(base / "home"), "TMPDIR": str(base / "tmp"), "LANG": "C.UTF-8",
-               "PYTHONDONTWRITEBYTECODE": "1"}
+        env = command_env(base / "home", base / "tmp")
         cgroup = bwrap.PidsCgroup(limits.processes)
 
         launch = limited(bwrap.argv(base, work, command), timeout=limits.timeout,

@@ -13,7 +13,6 @@ window and the most tokens any request of each turn sent."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from memory.backends import BackendEnv, registry
 from memory.backends.cards.build import FACT_PROMPT
 from memory.backends.compact import CALLS_PROMPT, HEADINGS
 from memory.backends.compact import SUMMARY_PROMPT as COMPACT_PROMPT
+from memory.jail.tree import command_env
 from memory.llm import LLM, LLMConfig
 from memory.toolloop import STEP_TOKENS
 from memory.tools.box import RepoTools
@@ -59,12 +59,10 @@ def test_run(tmp_path_factory) -> CommandResult:
     root = tmp_path_factory.mktemp("suite")
     (root / "test_values.py").write_text(FAILING)
     argv = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider")
-    # in the environment the jail gives a command (memory/jail/tree.py): nothing of the
-    # caller's (no COLUMNS, CI or PYTEST_ADDOPTS changing what pytest prints)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root),
-           "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    # in the environment the jail gives a command: nothing of the caller's (no COLUMNS,
+    # CI or PYTEST_ADDOPTS changing what pytest prints)
     done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300,
-                          env=env)
+                          env=command_env(root, root))
     assert "40 failed" in done.stdout, done.stdout[-2000:]
     return CommandResult(("python", "-m", "pytest", "-q"), done.returncode, False,
                          done.stdout, done.stderr, 1.0, "recorded")
