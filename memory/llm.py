@@ -29,6 +29,7 @@ from memory._litellm import (
 from memory._schema import StructuredStats
 from memory._structured_calls import StructuredCalls
 from memory.models import OPENAI_LIKE, ModelConfigError, Route, probe, resolve
+from memory.recent import Recent
 from memory.types import Usage
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,9 @@ KEYED_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("GEMINI_API_KEY", "gemini/gemini-2.0-flash"),
 )
 FALLBACK_WINDOW = 8192
+# token counts of recent texts by (model, text): a tokenizer is a pure function of both
+COUNTS_KEPT = 8192
+_counts: Recent[int] = Recent(COUNTS_KEPT)
 # Awaited before every try of every call with the model's name: a process-wide rate
 # limiter (replay's ``--rpm``, shared by the workers of a cluster) plugs in here.
 RateGate = Callable[[str], Awaitable[None]]
@@ -179,13 +183,22 @@ class LLM(StructuredCalls):
         return self.target.startswith("local/")
 
     def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in the model's tokenizer; the same sections are counted by
+        every turn's budget, so recent counts are kept (``COUNTS_KEPT``)."""
         if not text:
             return 0
+        key = (self.target, text)
+        known = _counts.get(key)
+        if known is not None:
+            return known
         if self.embedded:
             from memory import local_calls
 
-            return local_calls.count_tokens(self.target, text)
-        return int(import_litellm().token_counter(model=self.target, text=text))
+            tokens = local_calls.count_tokens(self.target, text)
+        else:
+            tokens = int(import_litellm().token_counter(model=self.target, text=text))
+        _counts.put(key, tokens)
+        return tokens
 
     def count_messages(self, messages: list[dict[str, Any]]) -> int:
         if self.embedded:

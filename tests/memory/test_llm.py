@@ -119,6 +119,24 @@ async def test_real_embedded_model_answers(make_agent):
     assert second.ok, second.error
 
 
+
+@pytest.mark.slow
+def test_token_counts_are_each_models_own_when_kept():
+    """Counts are kept by (model, text): a text counted for one model is counted again in
+    the next model's tokenizer, and a kept count is the tokenizer's."""
+    from memory import llm as llm_module
+    from memory.llm import LLM, LLMConfig
+
+    text = "Ünïcode façade, naïve coöperation: 日本語のテキスト " * 5
+    local, api = LLM(LLMConfig(model="local/smollm2")), LLM(LLMConfig(model="openai/gpt-4o"))
+    llm_module._counts.clear()
+    first = local.count_tokens(text)
+    assert len(llm_module._counts) == 1
+    assert api.count_tokens(text) != first  # SmolLM2's tokenizer splits it otherwise
+    assert local.count_tokens(text) == first
+    llm_module._counts.clear()
+    assert local.count_tokens(text) == first
+
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "enum": [1, 2]}},
           "required": ["n"], "additionalProperties": False}
 
