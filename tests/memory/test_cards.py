@@ -95,6 +95,24 @@ async def test_a_plain_word_naming_a_repository_function_is_the_subject(cards_en
     assert cards.graph.nodes["fact:0:0"].superseded_by == new.id
 
 
+
+async def test_statements_are_kept_as_said_without_a_call(cards_env, script):
+    """``cards_facts=said``: no extraction call (an answer queued for one stays unread);
+    each statement is a fact as the developer said it, questions cut off, located by
+    the names it mentions, and a later one revises it as with extracted facts."""
+    cards = registry.create("cards", cards_env(cards_facts="said"))
+    script.push(facts(("Nothing of this is used.",)))
+    await cards.observe(Turn(0, f"What does connect return? {CONNECT_5}", "ok"))
+    await cards.observe(Turn(1, CONNECT_10, "ok"))
+    assert len(script.queue) == 1 and cards.env.llm.stats.calls == 0
+    first, second = cards.graph.nodes["fact:0:0"], cards.graph.nodes["fact:1:0"]
+    assert first.content == CONNECT_5 and second.content == CONNECT_10
+    assert first.locations == second.locations == ["app/db.py::connect"]
+    assert first.superseded_by == second.id
+    assert cards.settings()["facts"] == "said"
+    with pytest.raises(ValueError, match="cards_facts"):
+        registry.create("cards", cards_env(cards_facts="some"))
+
 async def test_a_commit_changing_the_function_marks_its_fact_stale(cards_env, script,
                                                                    repo_index):
     from tests.conftest import git

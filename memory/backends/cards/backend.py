@@ -16,11 +16,13 @@ default, the ``llm`` judge as an option) and packs them as audited memory cards
 under the budget (``pack``: ``post``- or ``pre``-selection compression).
 
 Options (``BackendEnv.options``): ``cards_scorer`` (proxy | llm), ``cards_packing``
-(post | pre), ``cards_max`` (cards per query, 12). Units tied to a symbol go stale
-when a commit or the working tree changes that symbol (``stale``): their card
-says so and their negative-transfer risk rises. The graph lives in process and is
-rebuilt from the transcript on a switch or resume. This backend does its own
-repository retrieval, so it gets no generic top-10 functions. Earlier sessions of the
+(post | pre), ``cards_max`` (cards per query, 12), ``cards_facts`` (llm | said: the
+model picks the facts, or every statement is kept as said without a call). Units
+tied to a symbol go stale when a commit or the working tree changes that symbol
+(``stale``): their card says so and their negative-transfer risk rises. The graph
+lives in process and is rebuilt from the transcript on a switch or resume. This
+backend does its own repository retrieval, so it gets no generic top-10 functions.
+Earlier sessions of the
 repository reach it as summary nodes (``experience``): retrieved like any unit,
 or pinned with ``pin_experience`` (``/experience``); ``remember`` (``/remember``, the
 end of a headless chat) keeps this session's.
@@ -307,7 +309,7 @@ class CardsBackend:
         a model confirmed revisions (with what it answered, failures counted)."""
         judge = self.builder.judge
         return {"scorer": self.scorer.name, "packing": self.packing,
-                "max_cards": self.max_cards,
+                "max_cards": self.max_cards, "facts": self.builder.facts,
                 "judge_fallbacks": getattr(self.scorer, "fallbacks", 0),
                 "revision_judge": "llm" if judge is not None else "off",
                 **({"revision_judge_" + k: v for k, v in vars(judge.stats).items()}

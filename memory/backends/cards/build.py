@@ -11,7 +11,10 @@ it mentions (else a location the extractor gave, else a plain word naming a repo
 function), code blocks come from the answer (first definition = the function),
 failures are the tracebacks and test output in either side of the exchange. A message
 of plain questions costs no call. When the extraction call fails, the developer's
-statements are kept as facts with a lower confidence (counted).
+statements are kept as facts with a lower confidence (counted). With
+``cards_facts=said`` there is no call at all: every statement of the developer's
+(questions cut off) is a fact as said, its locations the names it mentions; the
+utility scoring and the packing then choose what a context shows.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ if TYPE_CHECKING:
 
 EXTRACTED_CONFIDENCE = 0.9  # a fact the extractor chose
 FALLBACK_CONFIDENCE = 0.6  # a developer sentence kept because the extractor failed
+SAID_CONFIDENCE = EXTRACTED_CONFIDENCE  # a statement kept as said by choice (cards_facts)
+FACT_MODES = ("llm", "said")
 CLIP_CHARS = 2000
 ANSWER_CHARS = 600  # of the assistant's prose the extractor reads (its code: code units)
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
@@ -200,6 +205,10 @@ class GraphBuilder:
         if judge not in JUDGES:
             raise ValueError(f"cards_judge must be one of {', '.join(JUDGES)}, not {judge!r}")
         self.judge = RevisionJudge(env.llm) if judge == "llm" else None
+        self.facts = str(env.options.get("cards_facts", "llm"))
+        if self.facts not in FACT_MODES:
+            raise ValueError(f"cards_facts must be one of {', '.join(FACT_MODES)}, "
+                             f"not {self.facts!r}")
 
     def code_of(self, name: str) -> str:
         """The definition of ``name`` in the repository ("" when it has none)."""
@@ -252,6 +261,8 @@ class GraphBuilder:
         if not texts:
             return [], ""  # only questions: nothing of the developer's to keep, no call
         long = [RawFact(t, [], EXTRACTED_CONFIDENCE) for t in long_statements(turn.user)]
+        if self.facts == "said":
+            return _beside(long, [RawFact(s, [], SAID_CONFIDENCE) for s in texts]), ""
         if llm.constrained():
             schema = extract_schema_r(self.candidates(turn), texts)
         else:
