@@ -176,12 +176,20 @@ def borrowed(facts: RepoFacts, subject: str, own: list[str], rule: Callable[[str
             if not 15 <= len(sentence) <= MAX_BORROWED or REVISION_WORDS.search(
                     re.sub(r"`[^`]*`", "", sentence)):
                 continue
-            if any(difflib.SequenceMatcher(None, sentence, o).ratio() > TOO_CLOSE for o in own):
+            if any(_close(sentence, o) for o in own):
                 continue
             found.append((sentence, fn.name))
     found = list(dict.fromkeys(found))
     return sorted(found, key=lambda f: (-difflib.SequenceMatcher(None, subject, f[0]).ratio(),
                                         f[0]))
+
+
+def _close(a: str, b: str) -> bool:
+    """``a`` is TOO_CLOSE to ``b``: difflib's ratio, decided first by its cheap upper
+    bounds (lengths, then letters in common) when they already fall below."""
+    matcher = difflib.SequenceMatcher(None, a, b)
+    return (matcher.real_quick_ratio() > TOO_CLOSE and matcher.quick_ratio() > TOO_CLOSE
+            and matcher.ratio() > TOO_CLOSE)
 
 
 def restate(sentence: str, name: str, qual: str) -> str:
