@@ -12,6 +12,7 @@ parameter names are never rewritten.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Iterable
 
@@ -180,10 +181,17 @@ def borrowed(facts: RepoFacts, subject: str, own: list[str], rule: Callable[[str
                 continue
             found.append((sentence, fn.name))
     found = list(dict.fromkeys(found))
-    return sorted(found, key=lambda f: (-difflib.SequenceMatcher(None, subject, f[0]).ratio(),
-                                        f[0]))
+    return sorted(found, key=lambda f: (-_likeness(subject, f[0]), f[0]))
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _likeness(a: str, b: str) -> float:
+    """difflib's ratio of ``a`` to ``b`` (kept: the same pairs recur across a build's seeds
+    and targets)."""
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def _close(a: str, b: str) -> bool:
     """``a`` is TOO_CLOSE to ``b``: difflib's ratio, decided first by its cheap upper
     bounds (lengths, then letters in common) when they already fall below."""
