@@ -13,6 +13,7 @@ from memory.types import Turn
 from tests.memory.cards_support import (
     CONNECT_5,
     CONNECT_10,
+    FORMS_RULE,
     conversation,
     facts,
     said_in_turns,
@@ -98,8 +99,9 @@ async def test_a_plain_word_naming_a_repository_function_is_the_subject(cards_en
 
 async def test_statements_are_kept_as_said_without_a_call(cards_env, script):
     """``cards_facts=said``: no extraction call (an answer queued for one stays unread);
-    each statement is a fact as the developer said it, questions cut off, located by
-    the names it mentions, and a later one revises it as with extracted facts."""
+    each line is a fact as the developer said it (whole, questions cut off, code and
+    lines of fewer than three words left out), located by the names it mentions, and a
+    later one revises it as with extracted facts."""
     cards = registry.create("cards", cards_env(cards_facts="said"))
     script.push(facts(("Nothing of this is used.",)))
     await cards.observe(Turn(0, f"What does connect return? {CONNECT_5}", "ok"))
@@ -110,6 +112,9 @@ async def test_statements_are_kept_as_said_without_a_call(cards_env, script):
     assert first.locations == second.locations == ["app/db.py::connect"]
     assert first.superseded_by == second.id
     assert cards.settings()["facts"] == "said"
+    rule = f"{FORMS_RULE} It raises ValueError then, naming the field."
+    await cards.observe(Turn(2, f"{rule}\nThanks.\n```python\nx = 1\n```", "ok"))
+    assert [n.content for n in cards.graph.current() if n.id.startswith("fact:2:")] == [rule]
     with pytest.raises(ValueError, match="cards_facts"):
         registry.create("cards", cards_env(cards_facts="some"))
 

@@ -174,6 +174,15 @@ def long_statements(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def said_statements(text: str) -> list[str]:
+    """The developer's statements as said (``cards_facts=said``): each line outside code
+    blocks with its questions cut off, whole (a requirement stays with the example or the
+    condition said with it), at least three words; no repeats."""
+    found = [line for line in map(without_questions, developer_lines(text))
+             if len(line.split()) >= 3]
+    return list(dict.fromkeys(found))
+
+
 def _beside(long: list[RawFact], facts: list[RawFact]) -> list[RawFact]:
     """``facts``, then each long statement none of them was taken from: what the
     extractor could not carry in one fact is kept rather than lost."""
@@ -262,7 +271,7 @@ class GraphBuilder:
             return [], ""  # only questions: nothing of the developer's to keep, no call
         long = [RawFact(t, [], EXTRACTED_CONFIDENCE) for t in long_statements(turn.user)]
         if self.facts == "said":
-            return _beside(long, [RawFact(s, [], SAID_CONFIDENCE) for s in texts]), ""
+            return [RawFact(t, [], SAID_CONFIDENCE) for t in said_statements(turn.user)], ""
         if llm.constrained():
             schema = extract_schema_r(self.candidates(turn), texts)
         else:
