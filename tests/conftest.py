@@ -94,14 +94,16 @@ def _longest_first(items: list[pytest.Item]) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """A pytest-xdist worker runs llama.cpp on its share of the cores (one thread each on
-    2 cores with 2 workers): a second thread on a core the other worker keeps busy made
-    SmolLM2 slower (6.2 vs 5.7 s for 128 tokens) at twice the CPU. Set in the worker, as
-    the controller's environment is what every worker starts from."""
+    """A pytest-xdist worker runs llama.cpp and ONNX Runtime on its share of the cores (one
+    thread each on 2 cores with 2 workers): a second thread on a core the other worker
+    keeps busy made SmolLM2 slower (6.2 vs 5.7 s for 128 tokens) at twice the CPU, and
+    MiniLM too (840 texts: 16-17 s vs 13.8 s). Set in the worker, as the controller's
+    environment is what every worker starts from."""
     workers = getattr(config, "workerinput", {}).get("workercount")
     if workers:
-        os.environ.setdefault("ENGRAM_LLM_THREADS",
-                              str(max(1, (os.cpu_count() or 1) // int(workers))))
+        share = str(max(1, (os.cpu_count() or 1) // int(workers)))
+        os.environ.setdefault("ENGRAM_LLM_THREADS", share)
+        os.environ.setdefault("ENGRAM_EMBED_THREADS", share)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -99,6 +99,13 @@ def cmd_models(args: argparse.Namespace) -> int:
     except LocalModelError as exc:
         threads = f"unusable: {exc}"
     print(f"threads of the embedded models: {threads} (ENGRAM_LLM_THREADS)")
+    from memory.embed import EmbedError, embed_threads
+
+    try:
+        embedding = str(embed_threads() or "ONNX Runtime's choice, one per physical core")
+    except EmbedError as exc:
+        embedding = f"unusable: {exc}"
+    print(f"threads of the MiniLM embedder: {embedding} (ENGRAM_EMBED_THREADS)")
     print(f"default model: {default_model()}  (ENGRAM_MODEL, an API key, else local/smollm2)")
     _served_models(args)
     return 0

@@ -141,3 +141,24 @@ def test_without_onnx_and_torch_the_error_names_the_extra(monkeypatch):
     monkeypatch.setenv("ENGRAM_MINILM", "torch")  # as if ONNX Runtime had failed
     with pytest.raises(embed.EmbedError, match=r"pip install 'engram\[torch\]'"):
         embed._minilm()
+
+
+def test_minilm_runs_on_the_threads_the_developer_sets(monkeypatch):
+    """``ENGRAM_EMBED_THREADS`` reaches ONNX Runtime's session (unset: its own choice); a
+    value that is not a positive number is refused with its name."""
+    from memory.embed import EmbedError, _minilm, embed_threads
+
+    monkeypatch.setenv("ENGRAM_EMBED_THREADS", " 1 ")
+    one = OnnxMiniLMEmbedder()
+    assert one._session.get_session_options().intra_op_num_threads == 1
+    vectors = one.embed(["parse_date returns UTC datetimes.", "slugify lower-cases."])
+    assert vectors.shape == (2, MINILM_DIM)
+    monkeypatch.delenv("ENGRAM_EMBED_THREADS")
+    assert embed_threads() == 0
+    assert OnnxMiniLMEmbedder()._session.get_session_options().intra_op_num_threads == 0
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("ENGRAM_EMBED_THREADS", bad)
+        with pytest.raises(EmbedError, match=f"ENGRAM_EMBED_THREADS='{bad}' is not a positive"):
+            embed_threads()
+    with pytest.raises(EmbedError, match="ENGRAM_EMBED_THREADS"):
+        _minilm()  # refused, not a silent fall back to sentence-transformers
