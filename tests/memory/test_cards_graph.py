@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory.backends import registry
-from memory.backends.cards.build import failures
+from memory.backends.cards.failures import failures
 from memory.types import Turn
 from tests.memory.cards_support import (
     CONNECT_5,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memory.backends.base import exchange
+from memory.backends.cards.failures import failures
 from memory.backends.cards.graph import (
     ContextGraph,
     Node,
@@ -73,10 +74,6 @@ Answer: {"facts": [{"text": "slugify in app/text.py must lower-case its result."
 Nothing to keep: {"facts": []}"""
 # {"facts": [{"text": "sentence", "locations": ["path::Qual.name", ...]}]}
 
-_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ([\w<>.]+)', re.M)
-_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Warning))\b:?(.*)$")
-_PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?:::(\w+))?(?: - (.+))?$", re.M)
-_PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
 _WORD = re.compile(r"\b[A-Za-z_]\w{3,}\b")
 
 
@@ -100,47 +97,6 @@ def asks(sentence: str) -> bool:
     if not text.endswith("?"):
         return len(bare.split()) <= 8 and bool(_HEADING.match(bare))
     return bool(_QUESTION.match(text) or _QUESTION.match(bare))
-
-
-@dataclass
-class Failure:
-    """A traceback or failed test seen in the chat."""
-
-    error: str  # the final error line
-    frames: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, function)
-    test: str = ""
-
-    def text(self) -> str:
-        where = "; ".join(f"{f}:{n} in {fn}" for f, n, fn in self.frames[-2:])
-        test = f"test {self.test} failed: " if self.test else ""
-        return f"{test}{self.error}" + (f" (at {where})" if where else "")
-
-
-def failures(text: str) -> list[Failure]:
-    """Tracebacks and pytest failures in ``text``, in order."""
-    found: list[Failure] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        if lines[i].strip().startswith("Traceback (most recent call last)"):
-            block: list[str] = []
-            i += 1
-            while i < len(lines):
-                line = lines[i]
-                match = _ERROR_LINE.match(line.strip()) if not line[:1].isspace() else None
-                if match:
-                    frames = [(f, int(n), fn) for f, n, fn in _FRAME.findall("\n".join(block))]
-                    found.append(Failure(line.strip(), frames))
-                    break
-                block.append(line)
-                i += 1
-        i += 1
-    for match in _PYTEST_FAILED.finditer(text):
-        test = f"{match.group(1)}::{match.group(2)}" if match.group(2) else match.group(1)
-        error = match.group(3) or next((m.group(1) for m in _PYTEST_E.finditer(text)), "failed")
-        if not any(f.test == test for f in found):
-            found.append(Failure(error.strip(), [], test))
-    return found
 
 
 @dataclass

@@ -1,0 +1,54 @@
+"""Failures seen in a chat: Python tracebacks (their final error line and frames) and
+pytest's FAILED lines (the test and its message), in the order they appear. ``cards``
+keeps each as a failure unit of its graph."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ([\w<>.]+)', re.M)
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Warning))\b:?(.*)$")
+_PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?:::(\w+))?(?: - (.+))?$", re.M)
+_PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
+
+
+@dataclass
+class Failure:
+    """A traceback or failed test seen in the chat."""
+
+    error: str  # the final error line
+    frames: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, function)
+    test: str = ""
+
+    def text(self) -> str:
+        where = "; ".join(f"{f}:{n} in {fn}" for f, n, fn in self.frames[-2:])
+        test = f"test {self.test} failed: " if self.test else ""
+        return f"{test}{self.error}" + (f" (at {where})" if where else "")
+
+
+def failures(text: str) -> list[Failure]:
+    """Tracebacks and pytest failures in ``text``, in order."""
+    found: list[Failure] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if lines[i].strip().startswith("Traceback (most recent call last)"):
+            block: list[str] = []
+            i += 1
+            while i < len(lines):
+                line = lines[i]
+                match = _ERROR_LINE.match(line.strip()) if not line[:1].isspace() else None
+                if match:
+                    frames = [(f, int(n), fn) for f, n, fn in _FRAME.findall("\n".join(block))]
+                    found.append(Failure(line.strip(), frames))
+                    break
+                block.append(line)
+                i += 1
+        i += 1
+    for match in _PYTEST_FAILED.finditer(text):
+        test = f"{match.group(1)}::{match.group(2)}" if match.group(2) else match.group(1)
+        error = match.group(3) or next((m.group(1) for m in _PYTEST_E.finditer(text)), "failed")
+        if not any(f.test == test for f in found):
+            found.append(Failure(error.strip(), [], test))
+    return found
