@@ -115,6 +115,9 @@ async def test_statements_are_kept_as_said_without_a_call(cards_env, script):
     rule = f"{FORMS_RULE} It raises ValueError then, naming the field."
     await cards.observe(Turn(2, f"{rule}\nThanks.\n```python\nx = 1\n```", "ok"))
     assert [n.content for n in cards.graph.current() if n.id.startswith("fact:2:")] == [rule]
+    long = "render_form in app/forms.py has to escape " + "each field value, " * 20 + "always."
+    await cards.observe(Turn(3, long, "ok"))  # one sentence longer than an extracted fact
+    assert [n.content for n in cards.graph.current() if n.id.startswith("fact:3:")] == [long]
     with pytest.raises(ValueError, match="cards_facts"):
         registry.create("cards", cards_env(cards_facts="some"))
 

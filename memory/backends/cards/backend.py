@@ -22,10 +22,9 @@ tied to a symbol go stale when a commit or the working tree changes that symbol
 (``stale``): their card says so and their negative-transfer risk rises. The graph
 lives in process and is rebuilt from the transcript on a switch or resume. This
 backend does its own repository retrieval, so it gets no generic top-10 functions.
-Earlier sessions of the
-repository reach it as summary nodes (``experience``): retrieved like any unit,
-or pinned with ``pin_experience`` (``/experience``); ``remember`` (``/remember``, the
-end of a headless chat) keeps this session's.
+Earlier sessions of the repository reach it as summary nodes (``experience``):
+retrieved like any unit, or pinned with ``pin_experience`` (``/experience``);
+``remember`` (``/remember``, the end of a headless chat) keeps this session's.
 """
 
 from __future__ import annotations

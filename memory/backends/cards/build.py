@@ -12,8 +12,8 @@ function), code blocks come from the answer (first definition = the function),
 failures are the tracebacks and test output in either side of the exchange. A message
 of plain questions costs no call. When the extraction call fails, the developer's
 statements are kept as facts with a lower confidence (counted). With
-``cards_facts=said`` there is no call at all: every statement of the developer's
-(questions cut off) is a fact as said, its locations the names it mentions; the
+``cards_facts=said`` there is no call at all: each line of the developer's (questions
+cut off, code left out) is a fact as said, its locations the names it mentions; the
 utility scoring and the packing then choose what a context shows.
 """
 
@@ -221,13 +221,13 @@ class GraphBuilder:
         """The turn's facts, and why the extractor's answer was not used ('' when it was).
         A statement too long for one extracted fact, that the extractor took nothing
         from, is kept whole."""
+        if self.facts == "said":
+            return [RawFact(t, [], SAID_CONFIDENCE) for t in said_statements(turn.user)], ""
         llm = self.env.llm
         texts = [t for t in statements(turn.user) if not asks(t)]
         if not texts:
             return [], ""  # only questions: nothing of the developer's to keep, no call
         long = [RawFact(t, [], EXTRACTED_CONFIDENCE) for t in long_statements(turn.user)]
-        if self.facts == "said":
-            return [RawFact(t, [], SAID_CONFIDENCE) for t in said_statements(turn.user)], ""
         if llm.constrained():
             schema = extract_schema_r(self.candidates(turn), texts)
         else:
