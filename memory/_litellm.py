@@ -39,9 +39,6 @@ def import_litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        # engram registers no litellm callback and prices calls itself (``price``): the
-        # success logging litellm runs per streamed chunk had no reader and cost ~1 ms each
-        litellm.disable_streaming_logging = True
         logging.getLogger("LiteLLM").setLevel(logging.WARNING)
         from memory.local import register_local_provider
 

@@ -43,8 +43,9 @@ KEYED_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("GEMINI_API_KEY", "gemini/gemini-2.0-flash"),
 )
 FALLBACK_WINDOW = 8192
-# token counts of recent texts by (model, text): a tokenizer is a pure function of both
-COUNTS_KEPT = 8192
+# token counts of recent texts by (model, text): a tokenizer is a pure function of both;
+# texts longer than COUNTED_CHARS (tool outputs, whole files) are counted, never kept
+COUNTS_KEPT, COUNTED_CHARS = 8192, 16_000
 _counts: Recent[int] = Recent(COUNTS_KEPT)
 # Awaited before every try of every call with the model's name: a process-wide rate
 # limiter (replay's ``--rpm``, shared by the workers of a cluster) plugs in here.
@@ -184,11 +185,12 @@ class LLM(StructuredCalls):
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` in the model's tokenizer; the same sections are counted by
-        every turn's budget, so recent counts are kept (``COUNTS_KEPT``)."""
+        every turn's budget, so recent counts of texts up to ``COUNTED_CHARS`` are kept
+        (``COUNTS_KEPT``)."""
         if not text:
             return 0
         key = (self.target, text)
-        known = _counts.get(key)
+        known = _counts.get(key) if len(text) <= COUNTED_CHARS else None
         if known is not None:
             return known
         if self.embedded:
@@ -197,7 +199,8 @@ class LLM(StructuredCalls):
             tokens = local_calls.count_tokens(self.target, text)
         else:
             tokens = int(import_litellm().token_counter(model=self.target, text=text))
-        _counts.put(key, tokens)
+        if len(text) <= COUNTED_CHARS:
+            _counts.put(key, tokens)
         return tokens
 
     def count_messages(self, messages: list[dict[str, Any]]) -> int:

@@ -99,9 +99,10 @@ async def test_a_plain_word_naming_a_repository_function_is_the_subject(cards_en
 
 async def test_statements_are_kept_as_said_without_a_call(cards_env, script):
     """``cards_facts=said``: no extraction call (an answer queued for one stays unread);
-    each line is a fact as the developer said it (whole, questions cut off, code and
-    lines of fewer than three words left out), located by the names it mentions, and a
-    later one revises it as with extracted facts."""
+    each line is a fact as the developer said it (whole, questions cut off, code, pasted
+    traceback or test output and lines of fewer than three words left out, repeats
+    dropped, at most 12), located by the names it mentions or by the question it
+    followed, and a later one revises it as with extracted facts."""
     cards = registry.create("cards", cards_env(cards_facts="said"))
     script.push(facts(("Nothing of this is used.",)))
     await cards.observe(Turn(0, f"What does connect return? {CONNECT_5}", "ok"))
@@ -118,6 +119,19 @@ async def test_statements_are_kept_as_said_without_a_call(cards_env, script):
     long = "render_form in app/forms.py has to escape " + "each field value, " * 20 + "always."
     await cards.observe(Turn(3, long, "ok"))  # one sentence longer than an extracted fact
     assert [n.content for n in cards.graph.current() if n.id.startswith("fact:3:")] == [long]
+    pasted = ("Failing:\nTraceback (most recent call last):\n"
+              '  File "app/db.py", line 6, in connect\n    open_db(url)\n'
+              "ValueError: no url given\nFAILED tests/test_db.py::test_connect - ValueError\n"
+              "What about `migrate`? It must stop at the first failure.\n"
+              "it must stop at the first  failure\n")
+    await cards.observe(Turn(4, pasted, "ok"))
+    said = [n for n in cards.graph.current() if n.id.startswith("fact:4:")]
+    assert [n.content for n in said] == ["It must stop at the first failure."]
+    assert said[0].subject == "app/db.py::migrate"  # from the question it followed
+    assert {n.type for n in cards.graph.current() if n.turn == 4} >= {"failure"}
+    many = "\n".join(f"Rule {i}: keep the field number {i} as it is." for i in range(20))
+    await cards.observe(Turn(5, many, "ok"))
+    assert len([n for n in cards.graph.nodes if n.startswith("fact:5:")]) == 12
     with pytest.raises(ValueError, match="cards_facts"):
         registry.create("cards", cards_env(cards_facts="some"))
 

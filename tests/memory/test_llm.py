@@ -119,23 +119,32 @@ async def test_real_embedded_model_answers(make_agent):
     assert second.ok, second.error
 
 
-
-@pytest.mark.slow
-def test_token_counts_are_each_models_own_when_kept():
-    """Counts are kept by (model, text): a text counted for one model is counted again in
-    the next model's tokenizer, and a kept count is the tokenizer's."""
+def test_token_counts_are_kept_per_model_and_text(monkeypatch):
+    """A text counted again for the same model is not tokenized again; another model's
+    tokenizer counts it itself; a text over ``COUNTED_CHARS`` is counted every time."""
     from memory import llm as llm_module
+    from memory._litellm import import_litellm
     from memory.llm import LLM, LLMConfig
 
-    text = "Ünïcode façade, naïve coöperation: 日本語のテキスト " * 5
-    local, api = LLM(LLMConfig(model="local/smollm2")), LLM(LLMConfig(model="openai/gpt-4o"))
+    asked: list[str] = []
+
+    def counter(*, model: str, text: str) -> int:
+        asked.append(model)
+        return len(text) + (1 if model.endswith("a") else 2)
+
+    monkeypatch.setattr(import_litellm(), "token_counter", counter)
     llm_module._counts.clear()
-    first = local.count_tokens(text)
-    assert len(llm_module._counts) == 1
-    assert api.count_tokens(text) != first  # SmolLM2's tokenizer splits it otherwise
-    assert local.count_tokens(text) == first
+    first, second = LLM(LLMConfig(model="openai/a")), LLM(LLMConfig(model="openai/b"))
+    text = "connect in app/db.py must use a timeout of 10 seconds."
+    assert first.count_tokens(text) == len(text) + 1 and len(asked) == 1
+    assert first.count_tokens(text) == len(text) + 1 and len(asked) == 1  # kept
+    assert second.count_tokens(text) == len(text) + 2 and len(asked) == 2  # its own
+    big = "x" * (llm_module.COUNTED_CHARS + 1)
+    first.count_tokens(big)
+    first.count_tokens(big)
+    assert len(asked) == 4 and len(llm_module._counts) == 2
     llm_module._counts.clear()
-    assert local.count_tokens(text) == first
+
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer", "enum": [1, 2]}},
           "required": ["n"], "additionalProperties": False}

@@ -304,7 +304,8 @@ class CardsBackend:
     # -- for people ---------------------------------------------------------------------
     def settings(self) -> dict[str, object]:
         """How this backend ran, for replay results: which scorer and packing (CICL's
-        modes are reported apart), the card limit, the LLM judge's fallbacks, and whether
+        modes are reported apart), the card limit, how facts were taken (``cards_facts``),
+        the LLM judge's fallbacks, and whether
         a model confirmed revisions (with what it answered, failures counted)."""
         judge = self.builder.judge
         return {"scorer": self.scorer.name, "packing": self.packing,

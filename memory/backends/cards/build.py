@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memory.backends.base import exchange
-from memory.backends.cards.failures import failures
+from memory.backends.cards.failures import failure_line, failures
 from memory.backends.cards.graph import (
     ContextGraph,
     Node,
@@ -40,7 +40,7 @@ from memory.backends.cards.ground import RepoReader
 from memory.backends.cards.judge import JUDGES, RevisionJudge
 from memory.backends.cards.revise import Reviser
 from memory.backends.codemem.syntax import code_blocks, first_definition
-from memory.backends.mem0 import developer_lines, statements
+from memory.backends.mem0 import MAX_STATEMENTS, developer_lines, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
@@ -130,13 +130,22 @@ def long_statements(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def said_statements(text: str) -> list[str]:
+def said_statements(text: str) -> list[RawFact]:
     """The developer's statements as said (``cards_facts=said``): each line outside code
     blocks with its questions cut off, whole (a requirement stays with the example or the
-    condition said with it), at least three words; no repeats."""
-    found = [line for line in map(without_questions, developer_lines(text))
-             if len(line.split()) >= 3]
-    return list(dict.fromkeys(found))
+    condition said with it), of three words or more, not a line of pasted traceback or
+    test output (those are failure units); no repeats (case, spacing and a final period
+    aside), at most ``MAX_STATEMENTS`` lines. A line whose questions were cut keeps its
+    whole wording (``said``: "What about `f`? It must ..." is about ``f``)."""
+    found: dict[str, RawFact] = {}
+    for line in developer_lines(text):
+        kept = without_questions(line)
+        if len(kept.split()) < 3 or failure_line(line):
+            continue
+        key = " ".join(kept.lower().split()).rstrip(".")
+        found.setdefault(key, RawFact(kept, [], SAID_CONFIDENCE,
+                                      line.strip() if kept != line.strip() else ""))
+    return list(found.values())[:MAX_STATEMENTS]
 
 
 def _beside(long: list[RawFact], facts: list[RawFact]) -> list[RawFact]:
@@ -220,9 +229,9 @@ class GraphBuilder:
     async def extract(self, turn: Turn) -> tuple[list[RawFact], str]:
         """The turn's facts, and why the extractor's answer was not used ('' when it was).
         A statement too long for one extracted fact, that the extractor took nothing
-        from, is kept whole."""
+        from, is kept whole. With ``cards_facts=said``: the developer's lines, no call."""
         if self.facts == "said":
-            return [RawFact(t, [], SAID_CONFIDENCE) for t in said_statements(turn.user)], ""
+            return said_statements(turn.user), ""
         llm = self.env.llm
         texts = [t for t in statements(turn.user) if not asks(t)]
         if not texts:

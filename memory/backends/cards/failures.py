@@ -11,6 +11,15 @@ _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ([\w<>.]+)', re.M)
 _ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Warning))\b:?(.*)$")
 _PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?:::(\w+))?(?: - (.+))?$", re.M)
 _PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
+_TRACE_LINE = re.compile(r'^\s*(?:Traceback \(most recent call last\)|File "[^"]+", line \d+)')
+
+
+def failure_line(line: str) -> bool:
+    """A line of a traceback or of pytest's failure output (its frames, final error, a
+    FAILED or an E line): read by ``failures``, never a statement of the developer's."""
+    text = line.strip()
+    return bool(_TRACE_LINE.match(text) or _ERROR_LINE.match(text)
+                or _PYTEST_FAILED.match(text) or _PYTEST_E.match(line))
 
 
 @dataclass
