@@ -19,6 +19,8 @@ from typing import Protocol
 
 import numpy as np
 
+from memory._env import positive_threads
+
 MINILM = "minilm"
 MINILM_DIM = 384
 GRAPH_VERSION = 1  # bump when memory._bert_onnx changes the graph it writes
@@ -36,16 +38,10 @@ def embed_threads() -> int:
     processes embedding at once on 2 cores took 13.8 s each with one thread, 16-17 s
     with their default two. Raises ``EmbedError`` on a value that is not a positive
     number."""
-    raw = os.environ.get("ENGRAM_EMBED_THREADS", "").strip()
-    if not raw:
-        return 0
     try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise EmbedError(f"ENGRAM_EMBED_THREADS={raw!r} is not a positive number of threads")
-    return value
+        return positive_threads("ENGRAM_EMBED_THREADS") or 0
+    except ValueError as exc:
+        raise EmbedError(str(exc)) from None
 
 
 class Embedder(Protocol):

@@ -189,8 +189,8 @@ class LLM(StructuredCalls):
         (``COUNTS_KEPT``)."""
         if not text:
             return 0
-        key = (self.target, text)
-        known = _counts.get(key) if len(text) <= COUNTED_CHARS else None
+        key = (self.target, text) if len(text) <= COUNTED_CHARS else None
+        known = _counts.get(key) if key is not None else None
         if known is not None:
             return known
         if self.embedded:
@@ -199,7 +199,7 @@ class LLM(StructuredCalls):
             tokens = local_calls.count_tokens(self.target, text)
         else:
             tokens = int(import_litellm().token_counter(model=self.target, text=text))
-        if len(text) <= COUNTED_CHARS:
+        if key is not None:
             _counts.put(key, tokens)
         return tokens
 

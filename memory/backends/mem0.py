@@ -381,12 +381,17 @@ def statements(text: str) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_STATEMENTS]
 
 
+def fact_key(text: str) -> str:
+    """What makes two facts repeats: the same text up to case, spacing and a final period."""
+    return " ".join(text.lower().split()).rstrip(".")
+
+
 def unique_facts(facts: list[Fact]) -> list[Fact]:
-    """Facts without repeats (same text up to case and spacing), first kept."""
+    """Facts without repeats (``fact_key``), first kept."""
     seen: set[str] = set()
     kept = []
     for fact in facts:
-        key = " ".join(fact.text.lower().split()).rstrip(".")
+        key = fact_key(fact.text)
         if key not in seen:
             seen.add(key)
             kept.append(fact)

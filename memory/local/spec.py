@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory._env import positive_threads
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -85,17 +87,11 @@ def local_threads() -> int:
     one per core (up to 8). Fewer than the cores when other work shares the machine: on
     2 busy cores, one thread generated faster than two (5.7 vs 6.2 s for 128 tokens).
     Raises ``LocalModelError`` on a value that is not a positive number."""
-    raw = os.environ.get("ENGRAM_LLM_THREADS", "").strip()
-    if not raw:
-        return max(1, min(8, os.cpu_count() or 1))
     try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise LocalModelError(f"ENGRAM_LLM_THREADS={raw!r} is not a positive number of "
-                              "threads")
-    return value
+        value = positive_threads("ENGRAM_LLM_THREADS")
+    except ValueError as exc:
+        raise LocalModelError(str(exc)) from None
+    return value if value is not None else max(1, min(8, os.cpu_count() or 1))
 
 
 def gguf_path(name: str) -> Path:

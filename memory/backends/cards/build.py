@@ -40,7 +40,7 @@ from memory.backends.cards.ground import RepoReader
 from memory.backends.cards.judge import JUDGES, RevisionJudge
 from memory.backends.cards.revise import Reviser
 from memory.backends.codemem.syntax import code_blocks, first_definition
-from memory.backends.mem0 import MAX_STATEMENTS, developer_lines, statements
+from memory.backends.mem0 import MAX_STATEMENTS, developer_lines, fact_key, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
@@ -134,15 +134,15 @@ def said_statements(text: str) -> list[RawFact]:
     """The developer's statements as said (``cards_facts=said``): each line outside code
     blocks with its questions cut off, whole (a requirement stays with the example or the
     condition said with it), of three words or more, not a line of pasted traceback or
-    test output (those are failure units); no repeats (case, spacing and a final period
-    aside), at most ``MAX_STATEMENTS`` lines. A line whose questions were cut keeps its
-    whole wording (``said``: "What about `f`? It must ..." is about ``f``)."""
+    test output (those are failure units); no repeats (``fact_key``), at most
+    ``MAX_STATEMENTS`` lines. A line whose questions were cut keeps its whole wording
+    (``said``: "What about `f`? It must ..." is about ``f``)."""
     found: dict[str, RawFact] = {}
     for line in developer_lines(text):
         kept = without_questions(line)
         if len(kept.split()) < 3 or failure_line(line):
             continue
-        key = " ".join(kept.lower().split()).rstrip(".")
+        key = fact_key(kept)
         found.setdefault(key, RawFact(kept, [], SAID_CONFIDENCE,
                                       line.strip() if kept != line.strip() else ""))
     return list(found.values())[:MAX_STATEMENTS]
@@ -151,11 +151,8 @@ def said_statements(text: str) -> list[RawFact]:
 def _beside(long: list[RawFact], facts: list[RawFact]) -> list[RawFact]:
     """``facts``, then each long statement none of them was taken from: what the
     extractor could not carry in one fact is kept rather than lost."""
-    def flat(text: str) -> str:
-        return " ".join(text.lower().split()).rstrip(".")
-
-    taken = [flat(f.text) for f in facts]
-    return facts + [w for w in long if not any(t and t in flat(w.text) for t in taken)]
+    taken = [fact_key(f.text) for f in facts]
+    return facts + [w for w in long if not any(t and t in fact_key(w.text) for t in taken)]
 
 
 @dataclass
@@ -263,7 +260,7 @@ class GraphBuilder:
             text = item.get("text", "") if isinstance(item, dict) else item
             said = str(text).strip()
             text = without_questions(said)  # a question is not a fact
-            key = " ".join(text.lower().split()).rstrip(".")
+            key = fact_key(text)
             if not text or key in seen:
                 continue
             seen.add(key)
