@@ -8,6 +8,11 @@ A statement matches a reference when
   distractors of the same unit ("must raise" vs "must not raise" share almost every
   word; cosine alone cannot tell them apart, the nearer of the two can).
 
+A statement that quotes a text word for word (a reference, a rival or a decoy) says that
+text and no other: it matches the references it quotes and nothing else, whatever the
+cosine. MiniLM hardly sees the order of words, so "`f` takes (n, seq)." may lie nearer to
+its rival "`f` takes (seq, n)." than to itself once a statement wraps it in quotes.
+
 The same matcher drives the offline F1 judge and the reader-free context metrics, and
 its accuracy on an outline's own truth/distractor pairs is reported with every run.
 """
@@ -29,6 +34,7 @@ if TYPE_CHECKING:
 
 THRESHOLD = 0.75
 TIE = 1e-6  # two references this close to a statement are both its nearest
+QUOTED_MIN = 12  # characters a text needs before quoting it word for word decides a match
 _MARKER = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 
 
@@ -63,15 +69,34 @@ class EmbedMatcher:
         ref_sims = sims[:, ref_cols]
         nearest = sims[:, list(dict.fromkeys([*ref_cols, *(where[d] for d in decoys)]))].max(
             axis=1)
+        candidates = list(dict.fromkeys([*references, *rival_texts, *decoys]))
+        quoted = [_quoted(p, candidates) for p in predicted]
         out: set[tuple[int, int]] = set()
         for j, group in enumerate(rivals):
             cols = [where[t] for t in group if t != references[j]]
             beat = sims[:, cols].max(axis=1) if cols else np.full(len(predicted), -2.0)
             for i in range(len(predicted)):
+                if quoted[i]:
+                    if references[j] in quoted[i]:
+                        out.add((i, j))
+                    continue
                 value = ref_sims[i, j]
                 if value >= self.threshold and value >= nearest[i] - TIE and value > beat[i]:
                     out.add((i, j))
         return out
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _quoted(statement: str, texts: Sequence[str]) -> set[str]:
+    """The texts ``statement`` quotes word for word (case and spacing aside), those inside a
+    longer quoted one left out (quoting "X, not Y" is not quoting "X")."""
+    plain = _plain(statement)
+    found = [t for t in texts if len(t) >= QUOTED_MIN and _plain(t) in plain]
+    return {t for t in found
+            if not any(o != t and _plain(t) in _plain(o) for o in found)}
 
 
 # -- the judge's accuracy on an outline's own truth/distractor pairs ------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory.backends import registry
-from memory.backends.cards.ground import home, known, module_names, module_of
+from memory.backends.cards.ground import documented, home, known, module_names, module_of
 from tests.conftest import FORMS
 from tests.memory.cards_support import repo_env, said_in_turns
 from tests.memory.test_cards_revise import URLS, no_cue
@@ -39,10 +39,27 @@ def due(days):
 '''
 
 
+RETRY = '''"""Retry helpers."""
+
+
+def backoff(attempt):
+    """The delay before an attempt, in seconds.
+
+    This relies on the caller's clock and never sleeps itself. Delays double from one
+    attempt to the next, up to a minute.
+
+    >>> backoff(1)
+    2
+    """
+    return min(2 ** attempt, 60)
+'''
+
+
 @pytest.fixture
 def home_env(tmp_path, embedder, script):
     return repo_env(tmp_path, embedder, {"app/forms.py": FORMS, "app/urls.py": URLS,
-                                         "app/money.py": MONEY, "app/__init__.py": ""})
+                                         "app/money.py": MONEY, "app/retry.py": RETRY,
+                                         "app/__init__.py": ""})
 
 
 def test_a_module_knows_what_it_defines_binds_and_imports_whole():
@@ -59,6 +76,15 @@ def test_a_module_knows_what_it_defines_binds_and_imports_whole():
     assert module_of("app/urls.py") == {"app.urls", "urls"}
     assert module_of("app/__init__.py") == {"app"}
     assert known("render_form", "app/forms.py", module_names("from app import forms\n"))
+
+
+def test_what_a_docstring_says_is_its_first_paragraph_and_each_prose_sentence():
+    code = RETRY.split("\n\n\n", 1)[1]
+    assert documented(code) == [
+        "The delay before an attempt, in seconds.",
+        "This relies on the caller's clock and never sleeps itself.",
+        "Delays double from one attempt to the next, up to a minute."]  # no doctest
+    assert documented("x = 1\n") == [] and documented("def broken(:\n") == []
 
 
 def test_home_is_the_latest_file_of_the_repository_said():
@@ -128,6 +154,19 @@ async def test_a_description_borrowed_from_another_function_gives_way(home_env, 
                   "parts.", "`split_url` should: Return the parts as a tuple of strings."])
     cards = registry.create("cards", home_env())
     assert await said_in_turns(cards, script, own) == own
+
+
+@pytest.mark.parametrize("borrowed", [
+    # a sentence past the docstring's first paragraph
+    "For `charge`: Delays double from one attempt to the next, up to a minute.",
+    # prose with a verb dependencies use ("relies on"): a description, not a dependency
+    "For `charge`: This relies on the caller's clock and never sleeps itself."])
+async def test_a_rule_borrowed_from_deeper_in_a_docstring_gives_way(home_env, script,
+                                                                   borrowed):
+    cards = registry.create("cards", home_env())
+    said = no_cue([borrowed, "For `charge`: Refuse a negative amount with a ValueError."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/retry.py::backoff"}
 
 
 async def test_a_borrowed_description_said_with_a_cue_still_gives_way(home_env, script):

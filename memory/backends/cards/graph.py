@@ -87,7 +87,13 @@ _REMARK = re.compile(
     r"though|where|whereas)\b)[^`\n]{1,80}[,:;.!?\u2013\u2014]\s+(?=[^`\n,:;.!?]{0,24}`)", re.I)
 # Predicates that hold several values at once: a function may need, reuse or call more
 # than one thing, so a second such statement adds to the first unless it names the same one.
-ADDITIVE = re.compile(r"\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)\b")
+# Searched in a frame: the verb names a thing of the code, quoted or written as an
+# identifier ("needs `_`", "should reuse the `_`", "calls parse_price", "uses json.loads",
+# "calls helper()"); prose that merely uses such a verb ("relies on introspection", "use
+# a key function to ...") describes behaviour and is read as such.
+ADDITIVE = re.compile(
+    r"\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)\s+(?:the\s+)?"
+    r"(?:`_`|[a-z_][\w.]*(?:_\w|\.\w|\(_\)))")
 
 
 def frame(text: str) -> str:

@@ -96,17 +96,33 @@ def home(statements: Iterable[str], is_file: Callable[[str], bool]) -> str:
     return ""
 
 
-def docstring(code: str) -> str:
-    """The first paragraph of a function's or class's docstring ("" when it has none)."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def documented(code: str) -> list[str]:
+    """What a function's or class's docstring says: its first paragraph, then each
+    sentence of its prose (doctest and indented example lines left out), each once."""
     try:
         tree = ast.parse(textwrap.dedent(code))
     except (SyntaxError, ValueError):
-        return ""
+        return []
     node = tree.body[0] if tree.body else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return ""
+        return []
     doc = ast.get_docstring(node) or ""
-    return doc.split("\n\n", 1)[0].strip()
+    prose = []
+    for paragraph in doc.split("\n\n"):
+        lines = []
+        for line in paragraph.splitlines():
+            if line.lstrip().startswith(">>>"):
+                break  # a doctest, its output with it, runs to the paragraph's end
+            if line.strip() and not line.startswith((" ", "\t")):
+                lines.append(line.strip())
+        if lines:
+            prose.append(" ".join(lines))
+    said = [doc.split("\n\n", 1)[0].strip(),
+            *(s.strip() for p in prose for s in _SENTENCE_END.split(p))]
+    return list(dict.fromkeys(s for s in said if s))
 
 
 class RepoReader:

@@ -27,10 +27,11 @@ one supersedes the earlier when:
   may use both).
 
 - **borrowed**: the earlier one describes another function of the repository (its
-  claim, without the lead, is that function's documented behaviour: MiniLM cosine to
-  its docstring ``BORROWED``): a later statement about the subject that is not itself
-  borrowed, and does not say it adds, replaces it. A statement about the function
-  itself (the same name) is never borrowed.
+  claim, without the lead, is that function's documented behaviour: MiniLM cosine
+  ``BORROWED`` to its docstring's first paragraph or to one of its sentences): a later
+  statement about the subject that is not itself borrowed, and does not say it adds,
+  replaces it. A statement about the function itself (the same name) is never
+  borrowed.
 
 The optional revision judge (``judge``) confirms the uncertain ones (same
 constraint, dependency, borrowed) with a model, and decides alone on one more case the rules
@@ -59,7 +60,7 @@ from memory.backends.cards.graph import (
     quotes,
     subject_key,
 )
-from memory.backends.cards.ground import RepoReader, docstring, home, known, module_names
+from memory.backends.cards.ground import RepoReader, documented, home, known, module_names
 from memory.backends.cards.judge import RevisionJudge
 from memory.embed import Embedder, cosine
 
@@ -317,11 +318,11 @@ class Reviser:
             if subject_key(location) == mine:
                 continue  # the function itself, as the repository documents it
             if location not in self._doc_vectors:
-                doc = docstring(code)
+                said = documented(code)
                 self._doc_vectors[location] = np.asarray(
-                    self.embedder.embed([doc])[0], dtype=np.float32) if doc else None
-            vector = self._doc_vectors[location]
-            if vector is not None and float(cosine(own, vector[None, :])[0]) >= BORROWED:
+                    self.embedder.embed(said), dtype=np.float32) if said else None
+            vectors = self._doc_vectors[location]
+            if vectors is not None and float(cosine(own, vectors).max()) >= BORROWED:
                 return location
         return ""
 

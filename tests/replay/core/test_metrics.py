@@ -106,6 +106,23 @@ def test_matcher_tells_a_truth_from_its_distractor(embedder):
     assert matcher.relation([REUSE_A], [REUSE_A, REUSE_B]) == {(0, 0)}
 
 
+def test_a_statement_quoting_an_item_word_for_word_matches_that_item_only(embedder):
+    # MiniLM hardly sees word order: wrapped in quotes and a turn mark, the true parameter
+    # list lies nearer to its swapped rival than to itself
+    true, swapped = "`peekn` takes (n, seq).", "`peekn` takes (seq, n)."
+    longer = "`partition` takes (n, seq, pad=no_pad, strict=False)."
+    short = "`partition` takes (n, seq, pad=no_pad)."
+    matcher = EmbedMatcher(embedder)
+    said = [f'"{true}" (turn:33)', f"- {swapped.upper()}", f"{short} Or {longer}"]
+    found = matcher.relation(said, [true, swapped, short, longer],
+                             [[swapped], [true], [longer], [short]])
+    # the quote decides, case and spacing aside; "X. Or Y" quotes both
+    assert found == {(0, 0), (1, 1), (2, 2), (2, 3)}
+    # a statement quoting a rival (or another sample's item) matches no reference
+    assert matcher.relation([f"Note: {swapped}"], [true], [[swapped]]) == set()
+    assert matcher.relation([f"Note: {swapped}"], [true], decoys=[swapped]) == set()
+
+
 async def test_embed_judge_bound_to_an_outline_rejects_stale_predictions(embedder):
     outline = parse_outline(OUTLINE)
     judge = EmbedJudge(embedder).for_outline(outline)
