@@ -54,7 +54,9 @@ class EmbedMatcher:
         """The pairs (i, j) where ``predicted[i]`` matches ``references[j]``;
         ``rivals[j]`` are the texts reference j must beat (its unit's distractors);
         ``decoys`` take part in "nearest" but are never matched (the other items of the
-        outline: a statement about another sample's item is not about this one's)."""
+        outline: a statement about another sample's item is not about this one's). A
+        statement quoting some of these texts word for word matches just the references
+        among them."""
         if not predicted or not references:
             return set()
         rivals = rivals or [()] * len(references)
@@ -69,8 +71,9 @@ class EmbedMatcher:
         ref_sims = sims[:, ref_cols]
         nearest = sims[:, list(dict.fromkeys([*ref_cols, *(where[d] for d in decoys)]))].max(
             axis=1)
-        candidates = list(dict.fromkeys([*references, *rival_texts, *decoys]))
-        quoted = [_quoted(p, candidates) for p in predicted]
+        plain = {t: _plain(t) for t in dict.fromkeys([*references, *rival_texts, *decoys])
+                 if len(t) >= QUOTED_MIN}
+        quoted = [_quoted(p, plain) for p in predicted]
         out: set[tuple[int, int]] = set()
         for j, group in enumerate(rivals):
             cols = [where[t] for t in group if t != references[j]]
@@ -90,13 +93,14 @@ def _plain(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def _quoted(statement: str, texts: Sequence[str]) -> set[str]:
-    """The texts ``statement`` quotes word for word (case and spacing aside), those inside a
-    longer quoted one left out (quoting "X, not Y" is not quoting "X")."""
-    plain = _plain(statement)
-    found = [t for t in texts if len(t) >= QUOTED_MIN and _plain(t) in plain]
+def _quoted(statement: str, plain: dict[str, str]) -> set[str]:
+    """The texts (keys of ``plain``, their ``_plain`` forms as values) ``statement`` quotes
+    word for word, case and spacing aside; one inside a longer quoted one is left out
+    (quoting "X, not Y" is not quoting "X")."""
+    said = _plain(statement)
+    found = [t for t, form in plain.items() if form in said]
     return {t for t in found
-            if not any(o != t and _plain(t) in _plain(o) for o in found)}
+            if not any(o != t and plain[t] in plain[o] for o in found)}
 
 
 # -- the judge's accuracy on an outline's own truth/distractor pairs ------------------------
