@@ -45,8 +45,8 @@ RETRY = '''"""Retry helpers."""
 def backoff(attempt):
     """The delay before an attempt, in seconds.
 
-    This relies on the caller's clock and never sleeps itself. Delays double from one
-    attempt to the next, up to a minute.
+    This relies on the *caller's* clock and never sleeps itself. Delays double from one
+    attempt to the next, up to a minute; past ``limit`` it raises :exc:`~app.Give_up`.
 
     >>> backoff(1)
     2
@@ -83,7 +83,8 @@ def test_what_a_docstring_says_is_its_first_paragraph_and_each_prose_sentence():
     assert documented(code) == [
         "The delay before an attempt, in seconds.",
         "This relies on the caller's clock and never sleeps itself.",
-        "Delays double from one attempt to the next, up to a minute."]  # no doctest
+        "Delays double from one attempt to the next, up to a minute; past `limit` it "
+        "raises `app.Give_up`."]  # no doctest, RST markup as plain text
     assert documented("x = 1\n") == [] and documented("def broken(:\n") == []
 
 
@@ -158,7 +159,8 @@ async def test_a_description_borrowed_from_another_function_gives_way(home_env, 
 
 @pytest.mark.parametrize("borrowed", [
     # a sentence past the docstring's first paragraph
-    "For `charge`: Delays double from one attempt to the next, up to a minute.",
+    "For `charge`: Delays double from one attempt to the next, up to a minute; past `limit` "
+    "it raises `app.Give_up`.",
     # prose with a verb dependencies use ("relies on"): a description, not a dependency
     "For `charge`: This relies on the caller's clock and never sleeps itself."])
 async def test_a_rule_borrowed_from_deeper_in_a_docstring_gives_way(home_env, script,

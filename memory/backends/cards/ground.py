@@ -97,11 +97,21 @@ def home(statements: Iterable[str], is_file: Callable[[str], bool]) -> str:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_ROLE = re.compile(r":[\w.:-]+:`~?([^`]+)`")  # :exc:`ValueError` -> `ValueError`
+_LITERAL = re.compile(r"``([^`]+)``")  # ``False`` -> `False`
+_EMPHASIS = re.compile(r"(?<![\w*])\*{1,2}([^*\s][^*]*?)\*{1,2}(?![\w*])")  # *text* -> text
+
+
+def _unmarked(text: str) -> str:
+    """Docstring prose as a developer would say it: RST roles, literals and emphasis as
+    plain text and code spans."""
+    return _EMPHASIS.sub(r"\1", _LITERAL.sub(r"`\1`", _ROLE.sub(r"`\1`", text)))
 
 
 def documented(code: str) -> list[str]:
     """What a function's or class's docstring says: its first paragraph, then each
-    sentence of its prose (doctest and indented example lines left out), each once."""
+    sentence of its prose (doctest and indented example lines left out), each once, its
+    RST markup as plain text."""
     try:
         tree = ast.parse(textwrap.dedent(code))
     except (SyntaxError, ValueError):
@@ -109,7 +119,7 @@ def documented(code: str) -> list[str]:
     node = tree.body[0] if tree.body else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return []
-    doc = ast.get_docstring(node) or ""
+    doc = _unmarked(ast.get_docstring(node) or "")
     prose = []
     for paragraph in doc.split("\n\n"):
         lines = []
