@@ -8,6 +8,9 @@ its sentence) verbatim, or a retrieved line or docstring sentence whose MiniLM c
 with it reaches ``threshold``. A target with at least ``drop_recall`` of its true items
 present is dropped; with a model, so is one whose generation from that context alone
 passes its tests (graded like replay's generation task, on the original repository).
+Before all that, a target whose tests do not pass on the original repository, in the
+sandbox that grades generations, is dropped: no answer could ever pass them (a test
+dependency missing, a test that needs the network).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 THRESHOLD = 0.8  # cosine of an item with a retrieved line for "already in the context"
 DROP_RECALL = 0.5  # share of true items present that makes a target solvable
 TOP_K = 10
+_RAISED = re.compile(r"[\w.]*(?:Error|Exception|Exit)\b:")  # "ModuleNotFoundError: ..."
 TEXT_TYPES = ("core_functionality", "logical_constraint")
 GENERATE = ("Write the Python function with the signature below, using what the repository "
             "code shown provides. Reply with one Python code block.")
@@ -111,6 +115,24 @@ def check_target(repo: Path, target: Target, signature: str, units: list[Unit],
                    [u.text for u in found], [h.chunk.location for h in hits]), context
 
 
+def failing_tests(repo: Path, targets: list[Target]) -> dict[str, str]:
+    """The targets whose tests do not pass on the original ``repo`` (one sandbox run, each
+    test in a pytest process of its own), by location, with why (the first exception
+    pytest printed, when it printed one)."""
+    from replay.sandbox.sandbox import Limits, Sandbox
+
+    tests = list(dict.fromkeys(t for target in targets for t in target.tests))
+    if not tests:
+        return {}
+    with Sandbox(repo, limits=Limits(timeout=60.0 + 10.0 * len(tests))) as box:
+        result = box.pytest(*tests)
+    errors = [line[1:].strip() for line in result.stdout.splitlines()
+              if line.startswith("E ") and _RAISED.match(line[1:].strip())]
+    why = f": {errors[0][:200]}" if errors else ""
+    return {t.location: f"its tests do not pass on the original repository{why}"
+            for t in targets if not result.passed_all(list(t.tests))}
+
+
 async def _generation_passes(llm: LLM, repo: Path, target: Target, signature: str,
                              context: list[str], limits: Any) -> bool:
     from replay.locoeval.outline import Sample
@@ -154,8 +176,13 @@ class BuildRun:
     def select(self, facts: RepoFacts, embedder: Embedder,
                cores: dict[str, str]) -> list[Verdict]:
         verdicts = []
+        failing = failing_tests(self.repo, self.targets)
         with tempfile.TemporaryDirectory(prefix="engram-build-") as tmp:
             for target in self.targets:
+                if target.location in failing:
+                    verdicts.append(Verdict(target.location, False, failing[target.location],
+                                            0.0))
+                    continue
                 info = analyse(self.repo, target, facts)
                 units = true_units(target, info, cores.get(target.namespace))
                 verdict, context = check_target(self.repo, target, info.signature, units, embedder,

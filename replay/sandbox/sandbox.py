@@ -105,6 +105,13 @@ class RunResult:
             any(_covers(target, node) for node in self.passed) for target in self.expected)
 
 
+    def passed_all(self, targets: tuple[str, ...] | list[str]) -> bool:
+        """Whether the runner saw every one of ``targets`` (node ids, files or classes)
+        pass and none of the tests under them fail."""
+        return all(any(_covers(t, node) for node in self.passed)
+                   and not any(_covers(t, node) for node in self.failed) for t in targets)
+
+
 def _covers(target: str, node: str) -> bool:
     target = target.rstrip("/")
     return node == target or node.startswith((target + "::", target + "[", target + "/"))

@@ -195,6 +195,27 @@ def test_sample_selection_keeps_the_demo_targets_and_drops_a_solvable_one(tmp_pa
         assert verdict.kept, verdict
 
 
+def test_a_target_whose_tests_cannot_pass_on_the_original_is_dropped(tmp_path, embedder):
+    """A test needing a package the sandbox does not have fails on the original
+    repository too: no answer could pass it, so its target is no sample."""
+    files = dict(SHOP_FILES)
+    files["tests/test_prices.py"] = "import not_installed_here\n" + files["tests/test_prices.py"]
+    files["shop/legacy.py"] = (  # functions enough for the outline's noise topics
+        '"""Old reports."""\n\n\ndef monthly(rows):\n    """Sum rows by month."""\n'
+        '    return sum(rows)\n\n\ndef yearly(rows):\n    """Sum rows by year."""\n'
+        '    return sum(rows)\n')
+    repo = make_repo(tmp_path / "shop", files)
+    targets = [t for t in load_targets_from(tmp_path, {
+        "shop/prices.py::with_tax": ["tests/test_prices.py::test_with_tax"],
+        "shop/cart.py::Cart.total": ["tests/test_cart.py::test_total_with_tax"]})]
+    report = BuildRun(repo, targets, tmp_path / "out", seed=1, count=1).run(embedder)
+    (dropped,) = report["dropped"]
+    assert dropped["location"] == "shop/prices.py::with_tax"
+    assert dropped["reason"] == ("its tests do not pass on the original repository: "
+                                 "ModuleNotFoundError: No module named 'not_installed_here'")
+    assert report["kept"] == 1
+
+
 def load_targets_from(tmp_path, rows):
     path = tmp_path / "targets.json"
     path.write_text(json.dumps([{"location": k, "tests": v} for k, v in rows.items()]))
