@@ -198,6 +198,12 @@ def test_the_audit_catches_missing_fields_placeholders_and_no_verb():
     assert "action hint has no action verb" in audit(card).problems
     card.action_hint, card.trigger = "use tabs", ""
     assert audit(card).problems == ("trigger missing",)
+    # a function whose name reads as a placeholder (funcy has `none`) is a real scope
+    named = Node("fact:1:0", "fact", "turn:1", "`none` takes (pred, seq=EMPTY).", 9,
+                 subject="none", origin_tokens=40)
+    card = compile_card(named, judgment(1, 1, 1, 0), 0.5, [])
+    card.tokens = 20
+    assert audit(card).ok and card.scope == "`none`"
 
 
 def test_a_rendered_card_reads_back_field_by_field_at_every_level():
