@@ -165,6 +165,16 @@ def test_no_true_item_is_in_the_agents_copy(tmp_path):
                         assert " ".join(sentence.split()).casefold() not in text, item
 
 
+def build_shop(tmp_path, files, embedder):
+    """``engram replay build`` of a shop repository with ``files``, targets `with_tax` and
+    `Cart.total`; its report."""
+    repo = make_repo(tmp_path / "shop", files)
+    targets = [t for t in load_targets_from(tmp_path, {
+        "shop/prices.py::with_tax": ["tests/test_prices.py::test_with_tax"],
+        "shop/cart.py::Cart.total": ["tests/test_cart.py::test_total_with_tax"]})]
+    return BuildRun(repo, targets, tmp_path / "out", seed=1, count=1).run(embedder)
+
+
 def test_sample_selection_keeps_the_demo_targets_and_drops_a_solvable_one(tmp_path, embedder):
     files = dict(SHOP_FILES)
     files["shop/legacy.py"] = (  # the answer sits in the repository under another name
@@ -172,11 +182,7 @@ def test_sample_selection_keeps_the_demo_targets_and_drops_a_solvable_one(tmp_pa
         "TAX = 0.2\n\n\ndef with_tax(amount):\n"
         '    """Return the amount with tax added, rounded to cents."""\n'
         "    return round_cents(amount * (1 + TAX))\n")
-    repo = make_repo(tmp_path / "shop", files)
-    targets = [t for t in load_targets_from(tmp_path, {
-        "shop/prices.py::with_tax": ["tests/test_prices.py::test_with_tax"],
-        "shop/cart.py::Cart.total": ["tests/test_cart.py::test_total_with_tax"]})]
-    report = BuildRun(repo, targets, tmp_path / "out", seed=1, count=1).run(embedder)
+    report = build_shop(tmp_path, files, embedder)
     dropped = {d["location"]: d for d in report["dropped"]}
     assert list(dropped) == ["shop/prices.py::with_tax"]
     assert "solvable from the repository alone" in dropped["shop/prices.py::with_tax"]["reason"]
@@ -204,11 +210,7 @@ def test_a_target_whose_tests_cannot_pass_on_the_original_is_dropped(tmp_path, e
         '"""Old reports."""\n\n\ndef monthly(rows):\n    """Sum rows by month."""\n'
         '    return sum(rows)\n\n\ndef yearly(rows):\n    """Sum rows by year."""\n'
         '    return sum(rows)\n')
-    repo = make_repo(tmp_path / "shop", files)
-    targets = [t for t in load_targets_from(tmp_path, {
-        "shop/prices.py::with_tax": ["tests/test_prices.py::test_with_tax"],
-        "shop/cart.py::Cart.total": ["tests/test_cart.py::test_total_with_tax"]})]
-    report = BuildRun(repo, targets, tmp_path / "out", seed=1, count=1).run(embedder)
+    report = build_shop(tmp_path, files, embedder)
     (dropped,) = report["dropped"]
     assert dropped["location"] == "shop/prices.py::with_tax"
     assert dropped["reason"] == ("its tests do not pass on the original repository: "
