@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replay.locoeval._analyse import RepoFacts, Target, analyse, repo_facts
+from replay.locoeval._analyse import BuildError, RepoFacts, Target, analyse, repo_facts
 from replay.locoeval._distract import REAL_TYPES, RewriteStats, Unit, llm_rewrites
 from replay.locoeval.build import build_outlines, true_units
 from replay.locoeval.outline import BUILD_REPORT as REPORT
@@ -124,11 +124,14 @@ def failing_tests(repo: Path, targets: list[Target]) -> dict[str, str]:
     tests = list(dict.fromkeys(t for target in targets for t in target.tests))
     if not tests:
         return {}
-    with Sandbox(repo, limits=Limits(timeout=60.0 + 10.0 * len(tests))) as box:
+    with Sandbox(repo, limits=Limits()) as box:  # 60 s a test
         result = box.pytest(*tests)
     errors = [line[1:].strip() for line in result.stdout.splitlines()
               if line.startswith("E ") and _RAISED.match(line[1:].strip())]
-    why = f": {errors[0][:200]}" if errors else ""
+    why = f" (the run's first exception: {errors[0][:200]})" if errors else ""
+    if not result.passed or result.forged:
+        raise BuildError("none of the targets' tests pass on the original repository in "
+                         f"the sandbox{why}: is a test dependency missing?")
     return {t.location: f"its tests do not pass on the original repository{why}"
             for t in targets if not result.passed_all(list(t.tests))}
 

@@ -8,10 +8,11 @@ A statement matches a reference when
   distractors of the same unit ("must raise" vs "must not raise" share almost every
   word; cosine alone cannot tell them apart, the nearer of the two can).
 
-A statement that quotes a text word for word (a reference, a rival or a decoy) says that
-text and no other: it matches the references it quotes and nothing else, whatever the
-cosine. MiniLM hardly sees the order of words, so "`f` takes (n, seq)." may lie nearer to
-its rival "`f` takes (seq, n)." than to itself once a statement wraps it in quotes.
+A statement that quotes one text word for word (a reference, a rival or a decoy) says
+that text and no other: it matches that reference, or none, whatever the cosine (one
+that quotes several, "X or Y", is read by the cosine rule). MiniLM hardly sees the order
+of words, so "`f` takes (n, seq)." may lie nearer to its rival "`f` takes (seq, n)."
+than to itself once a statement wraps it in quotes.
 
 The same matcher drives the offline F1 judge and the reader-free context metrics, and
 its accuracy on an outline's own truth/distractor pairs is reported with every run.
@@ -55,8 +56,8 @@ class EmbedMatcher:
         ``rivals[j]`` are the texts reference j must beat (its unit's distractors);
         ``decoys`` take part in "nearest" but are never matched (the other items of the
         outline: a statement about another sample's item is not about this one's). A
-        statement quoting some of these texts word for word matches just the references
-        among them."""
+        statement quoting one of these texts word for word matches it if it is a
+        reference, else nothing."""
         if not predicted or not references:
             return set()
         rivals = rivals or [()] * len(references)
@@ -93,14 +94,27 @@ def _plain(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def _quotes(said: str, form: str) -> bool:
+    """``said`` holds ``form`` as whole words (not "helper prices" for "prices")."""
+    start = said.find(form)
+    while start >= 0:
+        end = start + len(form)
+        if (start == 0 or not said[start - 1].isalnum()) and (
+                end == len(said) or not said[end].isalnum() or not form[-1].isalnum()):
+            return True
+        start = said.find(form, start + 1)
+    return False
+
+
 def _quoted(statement: str, plain: dict[str, str]) -> set[str]:
-    """The texts (keys of ``plain``, their ``_plain`` forms as values) ``statement`` quotes
-    word for word, case and spacing aside; one inside a longer quoted one is left out
-    (quoting "X, not Y" is not quoting "X")."""
+    """The text (a key of ``plain``, its ``_plain`` form the value) ``statement`` quotes
+    word for word, case and spacing aside, as a set of one; empty when it quotes none or
+    several (a hedge "X or Y", a dump of every version: then the cosine rule decides, as
+    for any other statement). A text inside a longer quoted one does not count."""
     said = _plain(statement)
-    found = [t for t, form in plain.items() if form in said]
-    return {t for t in found
-            if not any(o != t and plain[t] in plain[o] for o in found)}
+    found = [t for t, form in plain.items() if _quotes(said, form)]
+    found = [t for t in found if not any(o != t and plain[t] in plain[o] for o in found)]
+    return set(found) if len(found) == 1 else set()
 
 
 # -- the judge's accuracy on an outline's own truth/distractor pairs ------------------------

@@ -204,6 +204,9 @@ def test_the_audit_catches_missing_fields_placeholders_and_no_verb():
     card = compile_card(named, judgment(1, 1, 1, 0), 0.5, [])
     card.tokens = 20
     assert audit(card).ok and card.scope == "`none`"
+    session = Node("fact:2:0", "fact", "turn:2", "Always use tabs.", 4, origin_tokens=40)
+    card = compile_card(session, judgment(1, 1, 1, 0), 0.5, [])
+    assert card.scope == "the whole session" and card.trigger.endswith("the code this concerns")
 
 
 def test_a_rendered_card_reads_back_field_by_field_at_every_level():

@@ -115,7 +115,7 @@ def compile_card(node: Node, judgment: Judgment, utility: float,
     """The card of one unit. ``revised``: the earlier units it superseded (only their
     turns are named; their content never reaches a card)."""
     where = node.subject or (node.locations[0] if node.locations else "")
-    if where.lower() in PLACEHOLDERS:  # a function named `none` or `todo` is no placeholder
+    if where and where.lower() in PLACEHOLDERS:  # a function named `none` is no placeholder
         where = f"`{where}`"
     scope = ", ".join(dict.fromkeys([*node.locations, *([where] if where else [])])) \
         or "the whole session"

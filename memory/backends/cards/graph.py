@@ -89,11 +89,12 @@ _REMARK = re.compile(
 # than one thing, so a second such statement adds to the first unless it names the same one.
 # Searched in a frame: the verb names a thing of the code, quoted or written as an
 # identifier ("needs `_`", "should reuse the `_`", "calls parse_price", "uses json.loads",
-# "calls helper()"); prose that merely uses such a verb ("relies on introspection", "use
-# a key function to ...") describes behaviour and is read as such.
+# "calls helper()", up to two words between: "imports from `_`", "needs both `_`"; what
+# follows "imports" is always a module); prose that merely uses such a verb ("relies on
+# introspection", "use a key function to ...") describes behaviour and is read as such.
 ADDITIVE = re.compile(
-    r"\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)\s+(?:the\s+)?"
-    r"(?:`_`|[a-z_][\w.]*(?:_\w|\.\w|\(_\)))")
+    r"\bimports?\s+[a-z_]|\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)"
+    r"\s+(?:[a-z]+\s+){0,2}(?!e\.g\b|i\.e\b)(?:`_`|[a-z_][\w.]*(?:_\w|\.\w|\(_\)))")
 
 
 def frame(text: str) -> str:

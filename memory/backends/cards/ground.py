@@ -99,7 +99,8 @@ def home(statements: Iterable[str], is_file: Callable[[str], bool]) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ROLE = re.compile(r":[\w.:-]+:`~?([^`]+)`")  # :exc:`ValueError` -> `ValueError`
 _LITERAL = re.compile(r"``([^`]+)``")  # ``False`` -> `False`
-_EMPHASIS = re.compile(r"(?<![\w*])\*{1,2}([^*\s][^*]*?)\*{1,2}(?![\w*])")  # *text* -> text
+_EMPHASIS = re.compile(  # *text* -> text; not "*args and **kwargs", not "2 * 3"
+    r"(?<![\w*])\*{1,2}([^*\s](?:[^*]*?[^*\s])?)\*{1,2}(?![\w*])")
 
 
 def _unmarked(text: str) -> str:

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from replay.locoeval import DEMO
+from replay.locoeval._analyse import BuildError
 from replay.locoeval._select import BuildRun, check_target
 from replay.locoeval.build import (
     L_BINS,
@@ -213,9 +214,18 @@ def test_a_target_whose_tests_cannot_pass_on_the_original_is_dropped(tmp_path, e
     report = build_shop(tmp_path, files, embedder)
     (dropped,) = report["dropped"]
     assert dropped["location"] == "shop/prices.py::with_tax"
-    assert dropped["reason"] == ("its tests do not pass on the original repository: "
-                                 "ModuleNotFoundError: No module named 'not_installed_here'")
+    assert dropped["reason"] == (
+        "its tests do not pass on the original repository (the run's first exception: "
+        "ModuleNotFoundError: No module named 'not_installed_here')")
     assert report["kept"] == 1
+
+
+def test_a_build_whose_targets_tests_all_fail_stops_with_why(tmp_path, embedder):
+    files = dict(SHOP_FILES)
+    for test in ("tests/test_prices.py", "tests/test_cart.py"):
+        files[test] = "import not_installed_here\n" + files[test]
+    with pytest.raises(BuildError, match=r"none of the targets' tests pass .*not_installed_here"):
+        build_shop(tmp_path, files, embedder)
 
 
 def load_targets_from(tmp_path, rows):
