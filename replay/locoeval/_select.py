@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from replay.locoeval._analyse import BuildError, RepoFacts, Target, analyse, repo_facts
 from replay.locoeval._distract import REAL_TYPES, RewriteStats, Unit, llm_rewrites
 from replay.locoeval.build import build_outlines, true_units
+from replay.locoeval.matcher import flat
 from replay.locoeval.outline import BUILD_REPORT as REPORT
 
 if TYPE_CHECKING:
@@ -54,10 +55,6 @@ class Verdict:
     generated: bool | None = None
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def segments(code: str) -> list[str]:
     """Lines of retrieved code and the sentences of its docstrings and comments."""
     out = []
@@ -73,14 +70,14 @@ def present_items(units: list[Unit], context: list[str], embedder: Embedder,
     """The units whose true item the retrieved ``context`` (chunk codes) already holds."""
     from memory.embed import cosine
 
-    text = _norm("\n".join(context))
+    text = flat("\n".join(context))
     parts = [s for code in context for s in segments(code)]
     matrix = embedder.embed(parts) if parts else None
     found = []
     for unit in units:
         probes = [unit.text] + ([unit.subject] if unit.type in TEXT_TYPES else [])
-        if _norm(unit.text) in text or (unit.type in TEXT_TYPES and len(unit.subject.split())
-                                        >= 4 and _norm(unit.subject) in text):
+        if flat(unit.text) in text or (unit.type in TEXT_TYPES and len(unit.subject.split())
+                                        >= 4 and flat(unit.subject) in text):
             found.append(unit)
             continue
         if matrix is None:

@@ -72,16 +72,16 @@ class EmbedMatcher:
         ref_sims = sims[:, ref_cols]
         nearest = sims[:, list(dict.fromkeys([*ref_cols, *(where[d] for d in decoys)]))].max(
             axis=1)
-        plain = {t: _plain(t) for t in dict.fromkeys([*references, *rival_texts, *decoys])
+        forms = {t: flat(t) for t in dict.fromkeys([*references, *rival_texts, *decoys])
                  if len(t) >= QUOTED_MIN}
-        quoted = [_quoted(p, plain) for p in predicted]
+        quoted = [_quoted(p, forms) for p in predicted]
         out: set[tuple[int, int]] = set()
         for j, group in enumerate(rivals):
             cols = [where[t] for t in group if t != references[j]]
             beat = sims[:, cols].max(axis=1) if cols else np.full(len(predicted), -2.0)
             for i in range(len(predicted)):
-                if quoted[i]:
-                    if references[j] in quoted[i]:
+                if quoted[i] is not None:
+                    if quoted[i] == references[j]:
                         out.add((i, j))
                     continue
                 value = ref_sims[i, j]
@@ -90,8 +90,10 @@ class EmbedMatcher:
         return out
 
 
-def _plain(text: str) -> str:
-    return " ".join(text.casefold().split())
+def flat(text: str) -> str:
+    """``text`` in one case with its spacing collapsed: what word-for-word comparisons
+    compare."""
+    return " ".join(text.split()).casefold()
 
 
 def _quotes(said: str, form: str) -> bool:
@@ -106,15 +108,15 @@ def _quotes(said: str, form: str) -> bool:
     return False
 
 
-def _quoted(statement: str, plain: dict[str, str]) -> set[str]:
-    """The text (a key of ``plain``, its ``_plain`` form the value) ``statement`` quotes
-    word for word, case and spacing aside, as a set of one; empty when it quotes none or
-    several (a hedge "X or Y", a dump of every version: then the cosine rule decides, as
-    for any other statement). A text inside a longer quoted one does not count."""
-    said = _plain(statement)
-    found = [t for t, form in plain.items() if _quotes(said, form)]
-    found = [t for t in found if not any(o != t and plain[t] in plain[o] for o in found)]
-    return set(found) if len(found) == 1 else set()
+def _quoted(statement: str, forms: dict[str, str]) -> str | None:
+    """The text (a key of ``forms``, its ``flat`` form the value) ``statement`` quotes word
+    for word, case and spacing aside; None when it quotes none or several (a hedge "X or
+    Y", a dump of every version: then the cosine rule decides, as for any other
+    statement). A text inside a longer quoted one does not count."""
+    said = flat(statement)
+    found = [t for t, form in forms.items() if _quotes(said, form)]
+    found = [t for t in found if not any(o != t and forms[t] in forms[o] for o in found)]
+    return found[0] if len(found) == 1 else None
 
 
 # -- the judge's accuracy on an outline's own truth/distractor pairs ------------------------

@@ -101,8 +101,7 @@ class RunResult:
             return False
         if self.expected is None:
             return True
-        return not self.failed and bool(self.passed) and all(
-            any(_covers(target, node) for node in self.passed) for target in self.expected)
+        return not self.failed and bool(self.passed) and self.passed_all(self.expected)
 
 
     def passed_all(self, targets: tuple[str, ...] | list[str]) -> bool:

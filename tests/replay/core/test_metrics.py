@@ -19,7 +19,7 @@ from replay.locoeval.judge import (
     judge_accuracy,
     verdict_schema,
 )
-from replay.locoeval.matcher import EmbedMatcher, _plain, _quoted, context_metrics, restated
+from replay.locoeval.matcher import EmbedMatcher, _quoted, context_metrics, flat, restated
 from replay.locoeval.outline import parse_outline
 from replay.reporting.report import summarize, table
 from tests.replay.conftest import OUTLINE
@@ -120,13 +120,13 @@ def test_a_statement_quoting_an_item_word_for_word_matches_that_item_only(embedd
     assert found == {(0, 0), (1, 1), (2, 2)}
     # a hedge or a dump quotes several versions: the quotes decide nothing (the cosine
     # rule does, as for any statement); a longer text quoted holds a shorter one
-    plain = {t: _plain(t) for t in (true, swapped, "`f` raises ValueError.",
-                                    "Round prices to cents")}
+    forms = {t: flat(t) for t in (true, swapped, "`f` raises ValueError.",
+                                  "Round prices to cents")}
     for both in (f"Either {swapped} or {true}", f"{swapped} {true}"):
-        assert _quoted(both, plain) == set()
-    assert _quoted("`f` raises ValueError. Always.", plain) == {"`f` raises ValueError."}
-    assert _quoted("Round prices to centimes", plain) == set()  # whole words only
-    assert _quoted("Always round prices to cents!", plain) == {"Round prices to cents"}
+        assert _quoted(both, forms) is None
+    assert _quoted("`f` raises ValueError. Always.", forms) == "`f` raises ValueError."
+    assert _quoted("Round prices to centimes", forms) is None  # whole words only
+    assert _quoted("Always round prices to cents!", forms) == "Round prices to cents"
     # a statement quoting a rival (or another sample's item) matches no reference
     assert matcher.relation([f"Note: {swapped}"], [true], [[swapped]]) == set()
     assert matcher.relation([f"Note: {swapped}"], [true], decoys=[swapped]) == set()
