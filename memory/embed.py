@@ -24,6 +24,9 @@ from memory._env import positive_threads
 MINILM = "minilm"
 MINILM_DIM = 384
 GRAPH_VERSION = 1  # bump when memory._bert_onnx changes the graph it writes
+# a batch takes texts up to this much longer than its shortest (times, plus tokens)
+BATCH_SLACK = 1.25
+BATCH_SLACK_TOKENS = 8
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +106,20 @@ def minilm_path() -> Path:
     return path
 
 
-def _by_length(texts: list[str], batch: int) -> list[list[int]]:
-    """Indices of ``texts`` in batches of similar length (less padding)."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    return [order[i:i + batch] for i in range(0, len(order), batch)]
+def _by_length(lengths: list[int], batch: int, slack: float = BATCH_SLACK) -> list[list[int]]:
+    """Indices of texts in batches of similar token length: sorted by length, a batch
+    ends when it is full or when the next text is over ``slack`` times longer than its
+    first (every text of a batch is padded to its longest: a 40-token failure line batched
+    with a 128-token test summary cost the work of 128 tokens)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    for i in order:
+        if batches and len(batches[-1]) < batch \
+                and lengths[i] <= slack * lengths[batches[-1][0]] + BATCH_SLACK_TOKENS:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
 
 
 def model_cache_dir() -> Path:
@@ -167,7 +180,7 @@ class OnnxMiniLMEmbedder:
         self.max_seq_length = max_seq_length
         self.graph = graph or ensure_minilm_onnx()
         self._tokenizer = Tokenizer.from_file(str(minilm_path() / "tokenizer.json"))
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # shipped: fixed 128
+        self._tokenizer.no_padding()  # shipped: fixed 128; ``_run`` pads each batch
         options = ort.SessionOptions()
         # no busy-waiting worker threads between calls (2 shared cores; see ``cosine``)
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -182,12 +195,17 @@ class OnnxMiniLMEmbedder:
 
     def _run(self, texts: list[str], length: int) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for batch in _by_length(texts, self.batch_size):
+        with self._lock:
+            self._tokenizer.enable_truncation(length)
+            encoded = [e.ids for e in self._tokenizer.encode_batch(texts)]
+        for batch in _by_length([len(e) for e in encoded], self.batch_size):
+            width = max(len(encoded[i]) for i in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                ids[row, :len(encoded[i])] = encoded[i]
+                mask[row, :len(encoded[i])] = 1
             with self._lock:
-                self._tokenizer.enable_truncation(length)
-                encoded = self._tokenizer.encode_batch([texts[i] for i in batch])
-                ids = np.array([e.ids for e in encoded], dtype=np.int64)
-                mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
                 (hidden,) = self._session.run(None, {"input_ids": ids,
                                                      "attention_mask": mask})
             weights = mask[:, :, None].astype(np.float32)

@@ -65,6 +65,10 @@ def llama_server(folder: Path, *, context: int = 8192,
                 [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
                  "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context),
                  "--n_threads", str(threads), "--verbose", "False",
+                 # no logits kept for every prompt token (its default, for logprobs engram
+                 # never asks): n_ctx x vocabulary floats (1.6 GB) written on each prompt
+                 # and scanned on each prompt state it resumes from
+                 "--logits_all", "False",
                  # prompt states kept, as vLLM's prefix caching and engram's embedded
                  # model keep them; the server counts only their KV part (not the 100 MB
                  # of logits each keeps beside), so 96 MB of its count is about 1 GB

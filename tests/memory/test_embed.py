@@ -50,6 +50,40 @@ def test_cached_minilm_vectors_equal_fresh_ones(embedder):
     assert np.allclose(fresh[0], mixed[1], atol=1e-5)
 
 
+def test_batches_group_texts_of_similar_token_length():
+    from memory.embed import _by_length
+
+    lengths = [128, 40, 42, 45, 128, 6, 51, 120]
+    batches = _by_length(lengths, 3)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert [[lengths[i] for i in b] for b in batches] == [[6], [40, 42, 45], [51],
+                                                          [120, 128, 128]]
+    assert [len(b) for b in _by_length([10] * 7, 3)] == [3, 3, 1]
+
+
+def test_a_text_gets_the_same_vector_alone_and_beside_longer_ones(embedder, monkeypatch):
+    """Each batch is padded to its longest text only (a short text is not run at 128
+    tokens beside a long one), and the padding does not reach a text's vector."""
+    short = "test test_values.py::test_value_3 failed: AssertionError (turn 2)"
+    others = ["a long test summary, " * 60, "x = 1", short + " and more words " * 4]
+    alone = embedder._run([short], embedder.max_seq_length)[0]
+    shapes: list[tuple[int, int]] = []
+    session = embedder._session
+
+    class Recording:
+        def run(self, names: Any, feed: dict[str, np.ndarray]) -> Any:
+            shapes.append(feed["input_ids"].shape)
+            assert (feed["input_ids"][feed["attention_mask"] == 0] == 0).all()  # [PAD]
+            return session.run(names, feed)
+
+    monkeypatch.setattr(embedder, "_session", Recording())
+    with_them = embedder._run([*others, short], embedder.max_seq_length)
+    assert np.allclose(with_them[-1], alone, atol=1e-6)
+    # three batches: "x = 1"; the short line with its longer twin; the long summary
+    twin = len(embedder._tokenizer.encode(others[2]).ids)
+    assert sorted(s[1] for s in shapes) == [5, twin, embedder.max_seq_length] and twin < 64
+
+
 def test_top_k_is_a_stable_argsort_cut():
     rng = np.random.default_rng(3)
     for n in (0, 1, 5, 40, 300):
