@@ -114,8 +114,9 @@ def check_target(repo: Path, target: Target, signature: str, units: list[Unit],
 
 def failing_tests(repo: Path, targets: list[Target]) -> dict[str, str]:
     """The targets whose tests do not pass on the original ``repo`` (one sandbox run, each
-    test in a pytest process of its own), by location, with why (the first exception
-    pytest printed, when it printed one)."""
+    test in a pytest process of its own), by location, with why: the tests that did not
+    pass (a skipped or xfail test reports no pass either) and the first exception pytest
+    printed, when it printed one."""
     from replay.sandbox.sandbox import Limits, Sandbox
 
     tests = list(dict.fromkeys(t for target in targets for t in target.tests))
@@ -129,8 +130,16 @@ def failing_tests(repo: Path, targets: list[Target]) -> dict[str, str]:
     if not result.passed or result.forged:
         raise BuildError("none of the targets' tests pass on the original repository in "
                          f"the sandbox{why}: is a test dependency missing?")
-    return {t.location: f"its tests do not pass on the original repository{why}"
-            for t in targets if not result.passed_all(list(t.tests))}
+    out: dict[str, str] = {}
+    for target in targets:
+        unpassed = [t for t in target.tests if not result.passed_all([t])]
+        if unpassed:
+            named = ", ".join(unpassed[:3]) + (f" and {len(unpassed) - 3} more"
+                                               if len(unpassed) > 3 else "")
+            out[target.location] = (
+                f"its tests do not pass on the original repository ({named}: failed, or "
+                f"skipped or xfail, which cannot grade a generated function either){why}")
+    return out
 
 
 async def _generation_passes(llm: LLM, repo: Path, target: Target, signature: str,

@@ -202,11 +202,17 @@ def test_sample_selection_keeps_the_demo_targets_and_drops_a_solvable_one(tmp_pa
         assert verdict.kept, verdict
 
 
-def test_a_target_whose_tests_cannot_pass_on_the_original_is_dropped(tmp_path, embedder):
+@pytest.mark.parametrize("why", ["missing", "skipped"])
+def test_a_target_whose_tests_cannot_pass_on_the_original_is_dropped(tmp_path, embedder, why):
     """A test needing a package the sandbox does not have fails on the original
-    repository too: no answer could pass it, so its target is no sample."""
+    repository too, and a skipped one reports no pass: no answer could pass them, so their
+    target is no sample, and the reason names the test."""
     files = dict(SHOP_FILES)
-    files["tests/test_prices.py"] = "import not_installed_here\n" + files["tests/test_prices.py"]
+    files["tests/test_prices.py"] = (
+        "import not_installed_here\n" + files["tests/test_prices.py"] if why == "missing"
+        else files["tests/test_prices.py"].replace(
+            "def test_with_tax", "import pytest\n\n\n@pytest.mark.skip(reason='windows only')"
+                                 "\ndef test_with_tax"))
     files["shop/legacy.py"] = (  # functions enough for the outline's noise topics
         '"""Old reports."""\n\n\ndef monthly(rows):\n    """Sum rows by month."""\n'
         '    return sum(rows)\n\n\ndef yearly(rows):\n    """Sum rows by year."""\n'
@@ -214,9 +220,12 @@ def test_a_target_whose_tests_cannot_pass_on_the_original_is_dropped(tmp_path, e
     report = build_shop(tmp_path, files, embedder)
     (dropped,) = report["dropped"]
     assert dropped["location"] == "shop/prices.py::with_tax"
-    assert dropped["reason"] == (
-        "its tests do not pass on the original repository (the run's first exception: "
-        "ModuleNotFoundError: No module named 'not_installed_here')")
+    assert dropped["reason"].startswith(
+        "its tests do not pass on the original repository (tests/test_prices.py::test_with_tax: "
+        "failed, or skipped or xfail, which cannot grade a generated function either)")
+    assert dropped["reason"].endswith(
+        " (the run's first exception: ModuleNotFoundError: No module named "
+        "'not_installed_here')" if why == "missing" else "either)")
     assert report["kept"] == 1
 
 
