@@ -135,6 +135,24 @@ async def test_statements_are_kept_as_said_without_a_call(cards_env, script):
     with pytest.raises(ValueError, match="cards_facts"):
         registry.create("cards", cards_env(cards_facts="some"))
 
+
+async def test_a_line_that_only_points_at_code_is_no_statement(cards_env, script):
+    """``cards_facts=said``: "(See `a.py::f`.)" states nothing; it locates the statement
+    before it when that one names no code, and makes no card of its own."""
+    cards = registry.create("cards", cards_env(cards_facts="said"))
+    await cards.observe(Turn(0, "The timeout must be 10 seconds, not 5.\n"
+                                "(See `app/db.py::connect`.)", "ok"))
+    [fact] = [n for n in cards.graph.current() if n.type == "fact"]
+    assert fact.content == "The timeout must be 10 seconds, not 5."
+    assert fact.subject == "app/db.py::connect"
+    await cards.observe(Turn(1, f"{FORMS_RULE}\n(See `app/db.py`, `app/db.py::connect`.)\n"
+                                "see also app/db.py", "ok"))
+    [rule] = [n for n in cards.graph.current() if n.turn == 1 and n.type == "fact"]
+    assert rule.content == FORMS_RULE and "app/db.py::connect" not in rule.locations
+    await cards.observe(Turn(2, "See app/db.py::connect for the pool size rule.", "ok"))
+    assert [n.content for n in cards.graph.current() if n.turn == 2 and n.type == "fact"] == [
+        "See app/db.py::connect for the pool size rule."]  # it says something of its own
+
 async def test_a_commit_changing_the_function_marks_its_fact_stale(cards_env, script,
                                                                    repo_index):
     from tests.conftest import git

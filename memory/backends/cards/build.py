@@ -130,15 +130,44 @@ def long_statements(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# the words a line that only points at places may have beside its names ("(See `a.py`,
+# `b.py::f`.)", "see also app/db.py")
+_POINTING = frozenset({"see", "also", "cf", "eg", "ie", "and", "or", "in", "at", "the",
+                       "here", "there"})
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+
+
+def pointed(line: str) -> list[str] | None:
+    """The names of a line that only points at places of the code, None when it says
+    something of its own: a pointer states nothing a later turn must respect."""
+    names = exchange_names(line)
+    if not names:
+        return None
+    rest = _CODE_SPAN.sub(" ", line)
+    for name in sorted(names, key=len, reverse=True):
+        rest = rest.replace(name, " ")
+    words = re.findall(r"[A-Za-z]+", rest)
+    return names if all(w.lower() in _POINTING for w in words) else None
+
+
 def said_statements(text: str) -> list[RawFact]:
     """The developer's statements as said (``cards_facts=said``): each line outside code
     blocks with its questions cut off, whole (a requirement stays with the example or the
     condition said with it), of three words or more, not a line of pasted traceback or
     test output (those are failure units); no repeats (``fact_key``), at most
     ``MAX_STATEMENTS`` lines. A line whose questions were cut keeps its whole wording
-    (``said``: "What about `f`? It must ..." is about ``f``)."""
+    (``said``: "What about `f`? It must ..." is about ``f``). A line that only points at
+    places ("(See `a.py::f`.)") is no statement: its names become the locations of the
+    statement before it when that one names no code ("The timeout must be 10 s." / "See
+    `db.py::connect`."), else they add nothing."""
     found: dict[str, RawFact] = {}
     for line in developer_lines(text):
+        names = pointed(line)
+        if names is not None:
+            last = next(reversed(found.values()), None)
+            if last is not None and not exchange_names(last.text):
+                last.locations.extend(n for n in names if n not in last.locations)
+            continue
         kept = without_questions(line)
         if len(kept.split()) < 3 or failure_line(line):
             continue
