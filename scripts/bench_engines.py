@@ -122,6 +122,7 @@ def timing(stamps: list[float], start: float, n_new: int) -> dict[str, float]:
 def worker_llama(args: argparse.Namespace) -> dict[str, Any]:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as memory/local.py does
     from memory.local import gguf_path, local_context_window
+    from memory.local.model import BATCH_TOKENS
 
     path = gguf_path("smollm2")
     t0 = time.perf_counter()
@@ -130,7 +131,8 @@ def worker_llama(args: argparse.Namespace) -> dict[str, Any]:
     from llama_cpp import Llama, LlamaGrammar
     t1 = time.perf_counter()
     llm = Llama(model_path=str(path), n_ctx=local_context_window(), n_threads=args.threads,
-                n_threads_batch=args.threads, seed=0, flash_attn=True, verbose=False)
+                n_threads_batch=args.threads, seed=0, flash_attn=True, verbose=False,
+                n_batch=BATCH_TOKENS)  # as engram's embedded model runs it
     t2 = time.perf_counter()
     template = jinja2.Environment(autoescape=False).from_string(
         llm.metadata["tokenizer.chat_template"])

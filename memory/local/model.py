@@ -238,8 +238,9 @@ def _content(message: dict[str, Any]) -> str:
 def _state_cache(capacity: int) -> Any:
     """llama-cpp-python's RAM cache of prompt states, bounded by what each state really
     holds: it counts only the KV state (about 23 MB per 1,000 tokens of SmolLM2), not the
-    copy of the logits kept beside it (n_batch x vocabulary floats, 100 MB): 12 states
-    took 1.7 GB, and 512 MB of its own count would have let about 37 in."""
+    copy of the logits kept beside it (n_batch x vocabulary floats: 100 MB at n_batch
+    512, when 12 states took 1.7 GB and 512 MB of its own count would have let about 37
+    in; 24 MB at ``BATCH_TOKENS``)."""
     from llama_cpp import LlamaRAMCache
 
     class StateCache(LlamaRAMCache):

@@ -112,6 +112,12 @@ def check_target(repo: Path, target: Target, signature: str, units: list[Unit],
                    [u.text for u in found], [h.chunk.location for h in hits]), context
 
 
+def listed(names: list[str], shown: int = 3) -> str:
+    """``names`` for a message: the first ``shown``, then how many more."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
 def failing_tests(repo: Path, targets: list[Target]) -> dict[str, str]:
     """The targets whose tests do not pass on the original ``repo`` (one sandbox run, each
     test in a pytest process of its own), by location, with why: the tests that did not
@@ -134,11 +140,11 @@ def failing_tests(repo: Path, targets: list[Target]) -> dict[str, str]:
     for target in targets:
         unpassed = [t for t in target.tests if not result.passed_all([t])]
         if unpassed:
-            named = ", ".join(unpassed[:3]) + (f" and {len(unpassed) - 3} more"
-                                               if len(unpassed) > 3 else "")
+            named = listed(unpassed)
             out[target.location] = (
-                f"its tests do not pass on the original repository ({named}: failed, or "
-                f"skipped or xfail, which cannot grade a generated function either){why}")
+                f"its tests do not pass on the original repository: {named} (failed, or "
+                f"skipped or xfail, which could grade no generated function either)"
+                + (f"; the run's first exception: {errors[0][:200]}" if errors else ""))
     return out
 
 

@@ -149,9 +149,16 @@ async def test_a_line_that_only_points_at_code_is_no_statement(cards_env, script
                                 "see also app/db.py", "ok"))
     [rule] = [n for n in cards.graph.current() if n.turn == 1 and n.type == "fact"]
     assert rule.content == FORMS_RULE and "app/db.py::connect" not in rule.locations
-    await cards.observe(Turn(2, "See app/db.py::connect for the pool size rule.", "ok"))
-    assert [n.content for n in cards.graph.current() if n.turn == 2 and n.type == "fact"] == [
-        "See app/db.py::connect for the pool size rule."]  # it says something of its own
+    own = ["See app/db.py::connect for the pool size rule.", "`timeout=10` in `connect`.",
+           "max_retries = 5", "Never (see `connect`).", "`connect` in `app/db.py`:",
+           "`connect` or `migrate`?"]  # each says something of its own, or asks it
+    await cards.observe(Turn(2, "\n".join(own), "ok"))
+    assert sorted(n.content for n in cards.graph.nodes.values()
+                  if n.turn == 2 and n.type == "fact") == sorted(own)
+    await cards.observe(Turn(3, "What about `migrate`? It must stop at the first failure.\n"
+                                "(See `app/db.py::connect`.)", "ok"))
+    [asked] = [n for n in cards.graph.current() if n.turn == 3 and n.type == "fact"]
+    assert asked.subject == "app/db.py::migrate"  # from its question, not the pointer
 
 async def test_a_commit_changing_the_function_marks_its_fact_stale(cards_env, script,
                                                                    repo_index):

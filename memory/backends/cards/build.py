@@ -134,20 +134,25 @@ def long_statements(text: str) -> list[str]:
 # `b.py::f`.)", "see also app/db.py")
 _POINTING = frozenset({"see", "also", "cf", "eg", "ie", "and", "or", "in", "at", "the",
                        "here", "there"})
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_NAMED_SPAN = re.compile(r"`[\w./:-]+`")  # a code span holding one name or path, no code
+_BARE_PATH = re.compile(r"(?<![\w`/])[\w.-]+(?:/[\w.-]+)*\.pyi?(?:::[\w.]+)?(?![\w`])"
+                        r"|(?<![\w`/])[\w.-]+/[\w./-]*\w(?:::[\w.]+)?(?![\w`])")
+_PUNCTUATION = re.compile(r"[()\[\],.;!]")
 
 
 def pointed(line: str) -> list[str] | None:
-    """The names of a line that only points at places of the code, None when it says
-    something of its own: a pointer states nothing a later turn must respect."""
-    names = exchange_names(line)
+    """The names of a line that only points at places of the code (code spans holding a
+    name or a path, paths, and "see", "also", "and" ...), None when it says something of
+    its own: a value, code, any other word, a question, or a colon introducing what
+    follows. A pointer states nothing a later turn must respect."""
+    text = line.strip()
+    if not text or text.endswith((":", "?")):
+        return None
+    names = exchange_names(text)
     if not names:
         return None
-    rest = _CODE_SPAN.sub(" ", line)
-    for name in sorted(names, key=len, reverse=True):
-        rest = rest.replace(name, " ")
-    words = re.findall(r"[A-Za-z]+", rest)
-    return names if all(w.lower() in _POINTING for w in words) else None
+    rest = _PUNCTUATION.sub(" ", _BARE_PATH.sub(" ", _NAMED_SPAN.sub(" ", text)))
+    return names if all(w.lower() in _POINTING for w in rest.split()) else None
 
 
 def said_statements(text: str) -> list[RawFact]:
@@ -158,22 +163,23 @@ def said_statements(text: str) -> list[RawFact]:
     ``MAX_STATEMENTS`` lines. A line whose questions were cut keeps its whole wording
     (``said``: "What about `f`? It must ..." is about ``f``). A line that only points at
     places ("(See `a.py::f`.)") is no statement: its names become the locations of the
-    statement before it when that one names no code ("The timeout must be 10 s." / "See
-    `db.py::connect`."), else they add nothing."""
+    statement on the line just before it when that one names no code ("The timeout must
+    be 10 s." / "See `db.py::connect`."), else they add nothing."""
     found: dict[str, RawFact] = {}
+    before: RawFact | None = None  # the fact of the line just before, if it made one
     for line in developer_lines(text):
         names = pointed(line)
         if names is not None:
-            last = next(reversed(found.values()), None)
-            if last is not None and not exchange_names(last.text):
-                last.locations.extend(n for n in names if n not in last.locations)
+            if before is not None and not exchange_names(before.said or before.text):
+                before.locations.extend(n for n in names if n not in before.locations)
+            before = None
             continue
         kept = without_questions(line)
         if len(kept.split()) < 3 or failure_line(line):
+            before = None
             continue
-        key = fact_key(kept)
-        found.setdefault(key, RawFact(kept, [], SAID_CONFIDENCE,
-                                      line.strip() if kept != line.strip() else ""))
+        before = found.setdefault(fact_key(kept), RawFact(
+            kept, [], SAID_CONFIDENCE, line.strip() if kept != line.strip() else ""))
     return list(found.values())[:MAX_STATEMENTS]
 
 
