@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memory.backends.base import exchange
-from memory.backends.cards.failures import failure_line, failures
+from memory.backends.cards.failures import failures
 from memory.backends.cards.graph import (
     ContextGraph,
     Node,
@@ -39,8 +39,17 @@ from memory.backends.cards.graph import (
 from memory.backends.cards.ground import RepoReader
 from memory.backends.cards.judge import JUDGES, RevisionJudge
 from memory.backends.cards.revise import Reviser
+from memory.backends.cards.said import (
+    EXTRACTED_CONFIDENCE,
+    FALLBACK_CONFIDENCE,
+    RawFact,
+    asks,
+    long_statements,
+    said_statements,
+    without_questions,
+)
 from memory.backends.codemem.syntax import code_blocks, first_definition
-from memory.backends.mem0 import MAX_STATEMENTS, developer_lines, fact_key, statements
+from memory.backends.mem0 import fact_key, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
@@ -50,14 +59,11 @@ from memory.types import Turn
 if TYPE_CHECKING:
     from memory.backends.base import BackendEnv
 
-EXTRACTED_CONFIDENCE = 0.9  # a fact the extractor chose
-FALLBACK_CONFIDENCE = 0.6  # a developer sentence kept because the extractor failed
-SAID_CONFIDENCE = EXTRACTED_CONFIDENCE  # a statement kept as said by choice (cards_facts)
 FACT_MODES = ("llm", "said")
 CLIP_CHARS = 2000
 ANSWER_CHARS = 600  # of the assistant's prose the extractor reads (its code: code units)
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
-FACT_CHARS = 300  # the longest fact the extraction schema lets a model write
+
 
 FACT_PROMPT = """You keep the decision memory of a coding assistant working in a git repository.
 From one exchange between the developer and the assistant, list what a later turn has to
@@ -77,110 +83,8 @@ Nothing to keep: {"facts": []}"""
 _WORD = re.compile(r"\b[A-Za-z_]\w{3,}\b")
 
 
-_QUESTION = re.compile(r"^(?:what|which|how|why|where|who|when|whose|is|are|does|do|did|"
-                       r"was|were|has|have|should|(?:can|could|would|will)(?!\s+you\b))\b",
-                       re.I)
-
-
-_OPENER = re.compile(r"^[^,:?`]{0,40}?[,:]\s+")  # "Also, ", "Moving on: "
-
-
-_HEADING = re.compile(r"^(?:what|which|how|where)\b[^,;]*$", re.I)  # no clause after it
-
-
-def asks(sentence: str) -> bool:
-    """A plain question ("Also, what does slugify do?") or a heading worded as one
-    ("Where `slugify` should live."): neither states a fact. A request phrased as a
-    question ("Can you make parse_date return UTC?") does: it says what is wanted."""
-    text = sentence.strip()
-    bare = _OPENER.sub("", text, count=1)
-    if not text.endswith("?"):
-        return len(bare.split()) <= 8 and bool(_HEADING.match(bare))
-    return bool(_QUESTION.match(text) or _QUESTION.match(bare))
-
-
-@dataclass
-class RawFact:
-    text: str
-    locations: list[str]
-    confidence: float
-    said: str = ""  # the whole sentence group it came from, when questions were cut off
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
 def _clip(text: str) -> str:
     return text if len(text) <= ANSWER_CHARS else text[:ANSWER_CHARS] + " [...]"
-
-
-def without_questions(text: str) -> str:
-    """``text`` without its question sentences ("How is `a.py` organised? A short overview
-    is enough." -> "A short overview is enough."); "" when it only asks."""
-    return " ".join(p for p in _SENTENCE.split(text.strip()) if p and not asks(p))
-
-
-def long_statements(text: str) -> list[str]:
-    """The developer's lines longer than one extracted fact may be (a pasted requirement,
-    a docstring with its examples), outside code blocks, questions cut off."""
-    found: list[str] = []
-    for line in map(without_questions, developer_lines(text)):
-        if len(line) > FACT_CHARS:
-            found.append(line)
-    return list(dict.fromkeys(found))
-
-
-# the words a line that only points at places may have beside its names ("(See `a.py`,
-# `b.py::f`.)", "see also app/db.py")
-_POINTING = frozenset({"see", "also", "cf", "eg", "ie", "and", "or", "in", "at", "the",
-                       "here", "there"})
-_NAMED_SPAN = re.compile(r"`[\w./:-]+`")  # a code span holding one name or path, no code
-_BARE_PATH = re.compile(r"(?<![\w`/])[\w.-]+(?:/[\w.-]+)*\.pyi?(?:::[\w.]+)?(?![\w`])"
-                        r"|(?<![\w`/])[\w.-]+/[\w./-]*\w(?:::[\w.]+)?(?![\w`])")
-_PUNCTUATION = re.compile(r"[()\[\],.;!]")
-
-
-def pointed(line: str) -> list[str] | None:
-    """The names of a line that only points at places of the code (code spans holding a
-    name or a path, paths, and "see", "also", "and" ...), None when it says something of
-    its own: a value, code, any other word, a question, or a colon introducing what
-    follows. A pointer states nothing a later turn must respect."""
-    text = line.strip()
-    if not text or text.endswith((":", "?")):
-        return None
-    names = exchange_names(text)
-    if not names:
-        return None
-    rest = _PUNCTUATION.sub(" ", _BARE_PATH.sub(" ", _NAMED_SPAN.sub(" ", text)))
-    return names if all(w.lower() in _POINTING for w in rest.split()) else None
-
-
-def said_statements(text: str) -> list[RawFact]:
-    """The developer's statements as said (``cards_facts=said``): each line outside code
-    blocks with its questions cut off, whole (a requirement stays with the example or the
-    condition said with it), of three words or more, not a line of pasted traceback or
-    test output (those are failure units); no repeats (``fact_key``), at most
-    ``MAX_STATEMENTS`` lines. A line whose questions were cut keeps its whole wording
-    (``said``: "What about `f`? It must ..." is about ``f``). A line that only points at
-    places ("(See `a.py::f`.)") is no statement: its names become the locations of the
-    statement on the line just before it when that one names no code ("The timeout must
-    be 10 s." / "See `db.py::connect`."), else they add nothing."""
-    found: dict[str, RawFact] = {}
-    before: RawFact | None = None  # the fact of the line just before, if it made one
-    for line in developer_lines(text):
-        names = pointed(line)
-        if names is not None:
-            if before is not None and not exchange_names(before.said or before.text):
-                before.locations.extend(n for n in names if n not in before.locations)
-            before = None
-            continue
-        kept = without_questions(line)
-        if len(kept.split()) < 3 or failure_line(line):
-            before = None
-            continue
-        before = found.setdefault(fact_key(kept), RawFact(
-            kept, [], SAID_CONFIDENCE, line.strip() if kept != line.strip() else ""))
-    return list(found.values())[:MAX_STATEMENTS]
 
 
 def _beside(long: list[RawFact], facts: list[RawFact]) -> list[RawFact]:
