@@ -222,11 +222,14 @@ class Sandbox:
         return _inside(self.work, rel).read_text()
 
     def env(self) -> dict[str, str]:
+        path = [self.root / "guard", self.work]
+        if (self.work / "src").is_dir():  # a src layout: its packages import as installed
+            path.append(self.work / "src")
         return {
             "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
             "HOME": str(self.root / "home"),
             "TMPDIR": str(self.root / "tmp"),
-            "PYTHONPATH": f"{self.root / 'guard'}:{self.work}",
+            "PYTHONPATH": ":".join(map(str, path)),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONHASHSEED": "0",
             "ENGRAM_SANDBOX_ROOT": str(self.root),

@@ -57,6 +57,21 @@ def test_several_tests_in_one_run_pass_only_if_all_pass(user_tree):
         assert not box.pytest("tests/test_more.py::test_missing").ok
 
 
+def test_a_src_layout_imports_its_packages(tmp_path):
+    """A repository whose packages live under src/ (pydash, humanize, cachetools): its
+    tests import them as if installed."""
+    root = tmp_path / "srcrepo"
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text("def double(x):\n    return x * 2\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(
+        "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
+    with Sandbox(root, limits=LIMITS) as box:
+        assert box.pytest("tests/test_calc.py::test_double").ok
+        box.write("src/calc/__init__.py", "def double(x):\n    return x\n")
+        assert not box.pytest("tests/test_calc.py::test_double").ok
+
+
 def test_a_correct_function_passes_and_the_tree_is_untouched(user_tree):
     before = tree_digest(user_tree)
     ok, _ = run_with(user_tree, "    return x * 2")
