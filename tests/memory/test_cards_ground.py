@@ -197,3 +197,37 @@ async def test_two_close_dependencies_the_module_knows_both_stay(home_env, scrip
     placed = no_cue(["`charge` belongs in `app/money.py`.", *said])
     cards = registry.create("cards", home_env())
     assert await said_in_turns(cards, script, placed) == placed
+
+
+CACHES = '''"""Memoizing decorators."""
+
+
+def lru_cache(maxsize=128):
+    """Decorator to memoize up to `maxsize` results of a function with a Least Recently
+    Used (LRU) eviction policy."""
+    return maxsize
+'''
+
+
+@pytest.mark.parametrize("first, borrowed", [
+    # a sibling's docstring but for the word naming the sibling: the subject's own
+    ("`lfu_cache` should: Decorator to memoize up to `maxsize` results of a function with a "
+     "Least Frequently Used (LFU) eviction policy.", False),
+    # the sibling's docstring as it is, said of the subject: borrowed, it gives way
+    ("`lfu_cache` should: Decorator to memoize up to `maxsize` results of a function with a "
+     "Least Recently Used (LRU) eviction policy.", True)])
+async def test_a_siblings_docstring_without_its_naming_word_is_not_borrowed(
+        tmp_path, embedder, script, first, borrowed):
+    from memory.backends.cards.ground import misses_its_name
+
+    env = repo_env(tmp_path, embedder, {"app/caches.py": CACHES, "app/__init__.py": ""})
+    cards = registry.create("cards", env())
+    said = no_cue([first, "`lfu_cache` should: Count the calls of each key in a dict."])
+    assert await said_in_turns(cards, script, said) == (said[1:] if borrowed else said)
+    assert cards.builder.reviser.borrowed_from == (
+        {"fact:0:0": "app/caches.py::lru_cache"} if borrowed else {})
+    assert misses_its_name("Return a cache key for the hashable arguments.",
+                           "Return a typed cache key for the hashable arguments.",
+                           "keys.py::typedkey", "hashkey")
+    assert not misses_its_name("Return the size of an element.", "Return the size of an "
+                               "element.", "a.py::getsizeof", "hashkey")

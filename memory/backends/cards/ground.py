@@ -161,3 +161,23 @@ class RepoReader:
         if self.repo is None or k <= 0:
             return []
         return [(h.chunk.location, h.chunk.code) for h in self.repo.functions(text, k)]
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def misses_its_name(claim: str, sentence: str, location: str, subject: str) -> bool:
+    """Whether ``claim`` lacks a word by which ``sentence``, from the docstring of the
+    function at ``location``, names that function: a plain word (outside code spans, three
+    letters or more) inside the function's name and not inside ``subject``'s ("LRU" for
+    ``lru_cache`` beside ``lfu_cache``, "typed" for ``typedkey`` beside ``hashkey``).
+    Siblings share a docstring but for such words: a claim without them is not the
+    other one's description."""
+    def bare(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", name.rsplit("::", 1)[-1].rsplit(".", 1)[-1].lower())
+
+    own, theirs = bare(location), bare(subject)
+    said = {w.lower() for w in _PLAIN_WORD.findall(re.sub(r"`[^`]*`", " ", claim))}
+    return any(w.lower() in own and w.lower() not in theirs and w.lower() not in said
+               for w in _PLAIN_WORD.findall(re.sub(r"`[^`]*`", " ", sentence)))
+

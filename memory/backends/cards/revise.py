@@ -25,21 +25,19 @@ one supersedes the earlier when:
   last. An unrelated new dependency adds to the earlier ones the module knows, and so
   does a close one when the module knows both (it has them at hand: a function there
   may use both).
-
 - **borrowed**: the earlier one describes another function of the repository (its
   claim, without the lead, is that function's documented behaviour: MiniLM cosine
-  ``BORROWED`` to its docstring's first paragraph or to one of its sentences): a later
-  statement about the subject that is not itself borrowed, and does not say it adds,
-  replaces it. A statement about the function itself (the same name) is never
-  borrowed.
+  ``BORROWED`` to its docstring's first paragraph or to one of its sentences, and it
+  keeps the words by which that sentence names its function: ``ground.misses_its_name``):
+  a later statement about the subject that is not itself borrowed, and does not say it
+  adds, replaces it. A statement about the function itself is never borrowed.
 
-The optional revision judge (``judge``) confirms the uncertain ones (same
-constraint, dependency, borrowed) with a model, and decides alone on one more case the rules
-leave open: a later description of what the function does, in other words, that may be
-a new description or an added detail. MiniLM's aspect reading is too coarse for that
-(measured on the demo and more-itertools outlines: a "latest description wins" rule
-dropped about one true requirement per stale one it caught), so without the judge both
-stay.
+The optional revision judge (``judge``) confirms the uncertain ones (same constraint,
+dependency, borrowed) with a model, and decides alone one more case the rules leave open:
+a later description of what the function does, in other words (a new description or an
+added detail?). MiniLM's aspect reading is too coarse for that (on the demo and
+more-itertools: a "latest description wins" rule dropped about one true requirement per
+stale one it caught), so without the judge both stay.
 """
 
 from __future__ import annotations
@@ -51,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memory.backends.cards import ground
 from memory.backends.cards.graph import (
     ADDITIVE,
     ContextGraph,
@@ -229,7 +228,7 @@ class Reviser:
         self.code_of = code_of
         self.reader = reader
         self._module_names: dict[str, frozenset[str]] = {}
-        self._doc_vectors: dict[str, np.ndarray | None] = {}
+        self._doc_vectors: dict[str, tuple[list[str], np.ndarray] | None] = {}
         self.borrowed_from: dict[str, str] = {}  # node id -> the function it describes
         self._prototypes: dict[str, np.ndarray] | None = None
         self._code_vectors: dict[str, np.ndarray | None] = {}
@@ -319,10 +318,12 @@ class Reviser:
                 continue  # the function itself, as the repository documents it
             if location not in self._doc_vectors:
                 said = documented(code)
-                self._doc_vectors[location] = np.asarray(
-                    self.embedder.embed(said), dtype=np.float32) if said else None
-            vectors = self._doc_vectors[location]
-            if vectors is not None and float(cosine(own, vectors).max()) >= BORROWED:
+                self._doc_vectors[location] = (said, np.asarray(
+                    self.embedder.embed(said), dtype=np.float32)) if said else None
+            doc = self._doc_vectors[location]
+            best = int(np.argmax(sims := cosine(own, doc[1]))) if doc is not None else -1
+            if best >= 0 and sims[best] >= BORROWED and not ground.misses_its_name(
+                    text, doc[0][best], location, subject):
                 return location
         return ""
 
