@@ -106,16 +106,16 @@ def minilm_path() -> Path:
     return path
 
 
-def _by_length(lengths: list[int], batch: int, slack: float = BATCH_SLACK) -> list[list[int]]:
+def _by_length(lengths: list[int], batch: int) -> list[list[int]]:
     """Indices of texts in batches of similar token length: sorted by length, a batch
-    ends when it is full or when the next text is over ``slack`` times longer than its
-    first (every text of a batch is padded to its longest: a 40-token failure line batched
+    ends when it is full or when the next text is longer than its first by more than the
+    slack (every text of a batch is padded to its longest: a 40-token failure line batched
     with a 128-token test summary cost the work of 128 tokens)."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     batches: list[list[int]] = []
     for i in order:
         if batches and len(batches[-1]) < batch \
-                and lengths[i] <= slack * lengths[batches[-1][0]] + BATCH_SLACK_TOKENS:
+                and lengths[i] <= BATCH_SLACK * lengths[batches[-1][0]] + BATCH_SLACK_TOKENS:
             batches[-1].append(i)
         else:
             batches.append([i])

@@ -132,19 +132,19 @@ def failing_tests(repo: Path, targets: list[Target]) -> dict[str, str]:
         result = box.pytest(*tests)
     errors = [line[1:].strip() for line in result.stdout.splitlines()
               if line.startswith("E ") and _RAISED.match(line[1:].strip())]
-    why = f" (the run's first exception: {errors[0][:200]})" if errors else ""
+    first = f"the run's first exception: {errors[0][:200]}" if errors else ""
     if not result.passed or result.forged:
         raise BuildError("none of the targets' tests pass on the original repository in "
-                         f"the sandbox{why}: is a test dependency missing?")
+                         f"the sandbox{f' ({first})' if first else ''}: is a test "
+                         "dependency missing?")
     out: dict[str, str] = {}
     for target in targets:
         unpassed = [t for t in target.tests if not result.passed_all([t])]
         if unpassed:
-            named = listed(unpassed)
             out[target.location] = (
-                f"its tests do not pass on the original repository: {named} (failed, or "
-                f"skipped or xfail, which could grade no generated function either)"
-                + (f"; the run's first exception: {errors[0][:200]}" if errors else ""))
+                f"its tests do not pass on the original repository: {listed(unpassed)} "
+                "(failed, or skipped or xfail, which could grade no generated function "
+                f"either){f'; {first}' if first else ''}")
     return out
 
 

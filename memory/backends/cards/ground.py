@@ -164,6 +164,7 @@ class RepoReader:
 
 
 _PLAIN_WORD = re.compile(r"[A-Za-z]{3,}")
+_ANY_SPAN = re.compile(r"`[^`]*`")
 
 
 def misses_its_name(claim: str, sentence: str, location: str, subject: str) -> bool:
@@ -176,8 +177,9 @@ def misses_its_name(claim: str, sentence: str, location: str, subject: str) -> b
     def bare(name: str) -> str:
         return re.sub(r"[^a-z0-9]", "", name.rsplit("::", 1)[-1].rsplit(".", 1)[-1].lower())
 
+    def words(text: str) -> set[str]:  # plain words, lower case, code spans left out
+        return {w.lower() for w in _PLAIN_WORD.findall(_ANY_SPAN.sub(" ", text))}
+
     own, theirs = bare(location), bare(subject)
-    said = {w.lower() for w in _PLAIN_WORD.findall(re.sub(r"`[^`]*`", " ", claim))}
-    return any(w.lower() in own and w.lower() not in theirs and w.lower() not in said
-               for w in _PLAIN_WORD.findall(re.sub(r"`[^`]*`", " ", sentence)))
+    return any(w in own and w not in theirs for w in words(sentence) - words(claim))
 

@@ -321,8 +321,10 @@ class Reviser:
                 self._doc_vectors[location] = (said, np.asarray(
                     self.embedder.embed(said), dtype=np.float32)) if said else None
             doc = self._doc_vectors[location]
-            best = int(np.argmax(sims := cosine(own, doc[1]))) if doc is not None else -1
-            if best >= 0 and sims[best] >= BORROWED and not ground.misses_its_name(
+            if doc is None:
+                continue
+            best = int(np.argmax(sims := cosine(own, doc[1])))
+            if sims[best] >= BORROWED and not ground.misses_its_name(
                     text, doc[0][best], location, subject):
                 return location
         return ""
