@@ -32,6 +32,35 @@ def quantize_up(amount):
     return amount.quantize(Decimal("0.01"), rounding="ROUND_UP")
 
 
+def round_up(amount):
+    """Round an amount up to whole cents."""
+    return amount.quantize(Decimal("0.01"), rounding="ROUND_UP")
+
+
+def round_down(amount):
+    """Round an amount down to whole cents."""
+    return amount.quantize(Decimal("0.01"), rounding="ROUND_DOWN")
+
+
+class RoundUp:
+    """A rounding mode."""
+
+
+def round_in(amount):
+    """Round an amount paid in, in the payer's favour."""
+    return round_down(amount)
+
+
+def round_out(amount):
+    """Round an amount paid out, in the payee's favour."""
+    return round_up(amount)
+
+
+def settle(paid, owed):
+    """What comes in and what goes out, rounded."""
+    return round_in(paid), round_out(owed)
+
+
 def due(days):
     """The due date, ``days`` from today."""
     import hashlib
@@ -197,6 +226,33 @@ async def test_two_close_dependencies_the_module_knows_both_stay(home_env, scrip
     placed = no_cue(["`charge` belongs in `app/money.py`.", *said])
     cards = registry.create("cards", home_env())
     assert await said_in_turns(cards, script, placed) == placed
+
+
+async def test_an_alternative_name_replaces_unless_the_repository_uses_both(home_env,
+                                                                           script):
+    """In app/money.py, which defines them all: `round_down` (`round_up` with a word
+    swapped: an alternative) replaces `round_up`; the class `RoundUp` (another kind)
+    adds, and so does `round_out` after `round_in`, which `settle` uses together, also
+    where no module is known (where close names replace)."""
+    place = "`charge` belongs in `app/money.py`."
+
+    def reuse(name: str) -> str:
+        return f"`charge` should reuse `{name}` from `app/money.py`."
+
+    swap = no_cue([place, reuse("round_up"), reuse("round_down")])
+    cards = registry.create("cards", home_env())
+    assert await said_in_turns(cards, script, swap) == [place, swap[2]]
+    for said in ([place, reuse("round_up"), reuse("RoundUp")],
+                 [place, reuse("round_in"), reuse("round_out")],
+                 [reuse("round_in"), reuse("round_out")]):
+        cards = registry.create("cards", home_env())
+        assert await said_in_turns(cards, script, no_cue(said)) == said
+    reader = cards.builder.reviser.reader
+    assert reader.users("round_in") == {"app/money.py::settle"}
+    assert reader.users("app.money.round_up") == {"app/money.py::round_out"}
+    # `amount.quantize(...)` is another object's attribute, not a use of `quantize`
+    assert reader.users("quantize") == frozenset()
+    assert not reader.used_together("json.loads", "pickle.loads")
 
 
 CACHES = '''"""Memoizing decorators."""

@@ -9,7 +9,8 @@ import pytest
 
 from memory.backends import registry
 from memory.backends.cards.judge import RevisionJudge
-from memory.backends.cards.revise import kind, name_similarity, restates
+from memory.backends.cards.names import kind, name_similarity
+from memory.backends.cards.revise import restates
 from memory.llm import LLM, LLMConfig
 from tests.conftest import DB, FORMS
 from tests.memory.cards_support import repo_env, said_in_turns

@@ -15,6 +15,8 @@ module is the file the latest current statement about it places it in (a code sp
 naming a file of the repository, in a statement that is not itself about a
 dependency). For a function the repository has, a dependency named for it is one its
 code does not use yet, so the module's names say nothing: every such dependency adds.
+Two names some function of the repository uses together are not alternatives for one
+another either (``RepoReader.used_together``): neither is a close replacement of the other.
 """
 
 from __future__ import annotations
@@ -142,6 +144,7 @@ class RepoReader:
     def __init__(self, repo: RepoIndex | None) -> None:
         self.repo = repo
         self._sources: dict[str, str] = {}
+        self._used: dict[str, set[str]] | None = None  # name -> functions using it
 
     def source(self, path: str) -> str:
         """The text of a Python file of the repository ("" when it has none)."""
@@ -155,6 +158,29 @@ class RepoReader:
             except (LocationRefused, OSError, ValueError):
                 self._sources[path] = ""
         return self._sources[path]
+
+    def users(self, name: str) -> frozenset[str]:
+        """Locations of the repository's functions and methods whose code uses ``name`` (its
+        last part) as a plain name: not as another object's attribute, nor in a string, a
+        comment or a docstring; a function's own name inside it (recursion) aside."""
+        if self._used is None:
+            self._used = {}
+            for chunk in self.repo.chunks(("function", "method")) if self.repo else ():
+                try:
+                    tree = ast.parse(textwrap.dedent(chunk.code))
+                except (SyntaxError, ValueError):
+                    continue
+                own = chunk.qualname.rsplit(".", 1)[-1]
+                for used in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {own}:
+                    self._used.setdefault(used, set()).add(chunk.location)
+        return frozenset(self._used.get(name.rsplit(".", 1)[-1], ()))
+
+    def used_together(self, a: str, b: str) -> bool:
+        """Whether some function of the repository uses both names (False for two names
+        of one last part, ``json.loads`` and ``pickle.loads``: no telling them apart)."""
+        if a.rsplit(".", 1)[-1] == b.rsplit(".", 1)[-1]:
+            return False
+        return bool(self.users(a) & self.users(b))
 
     def functions(self, text: str, k: int) -> list[tuple[str, str]]:
         """(location, code) of the repository's ``k`` functions closest to ``text``."""

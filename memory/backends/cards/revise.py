@@ -23,8 +23,10 @@ one supersedes the earlier when:
   repository; or the earlier name is *foreign* to the function's module (``ground``:
   the module neither defines nor imports it, nor its module), the later one being said
   last. An unrelated new dependency adds to the earlier ones the module knows, and so
-  does a close one when the module knows both (it has them at hand: a function there
-  may use both).
+  does one of similar code when the module knows both (it has them at hand: a function
+  there may use both); an alternative to the earlier name (a word of it swapped,
+  ``names.swapped``) replaces it even then. Two names some function of the repository
+  uses together (``ground.RepoReader.used_together``) are never close.
 - **borrowed**: the earlier one describes another function of the repository (its
   claim, without the lead, is that function's documented behaviour: MiniLM cosine
   ``BORROWED`` to its docstring's first paragraph or to one of its sentences, and it
@@ -61,6 +63,7 @@ from memory.backends.cards.graph import (
 )
 from memory.backends.cards.ground import RepoReader, documented, home, known, module_names
 from memory.backends.cards.judge import RevisionJudge
+from memory.backends.cards.names import kind, name_similarity, swapped
 from memory.embed import Embedder, cosine
 
 RESTATE_WORDS = 0.7  # word-sequence similarity from which a statement restates another
@@ -167,37 +170,6 @@ def dependency(text: str) -> tuple[str, str] | None:
     return spans[1].strip("()"), (spans[2] if len(spans) > 2 else "")
 
 
-def kind(name: str, code: str = "") -> str:
-    """What a name is: exception, class, constant or function (from its definition when the
-    repository has it, else from its spelling)."""
-    last = name.split(".")[-1]
-    head = code.lstrip().split("\n", 1)[0] if code else ""
-    if head.startswith("class "):
-        bases = head.split("(", 1)[1] if "(" in head else ""
-        return "exception" if re.search(r"(Error|Exception|Warning)\b", bases + last) \
-            else "class"
-    if re.search(r"(Error|Exception|Warning)$", last):
-        return "exception"
-    if last.isupper() and len(last) > 1:
-        return "constant"
-    if last[:1].isupper():
-        return "class"
-    return "function"
-
-
-def name_similarity(a: str, b: str) -> float:
-    """Similarity of two names (``parse_day`` / ``parse_date``), by characters and by parts."""
-    a, b = a.split(".")[-1], b.split(".")[-1]
-    chars = difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
-
-    def parts(name: str) -> set[str]:
-        return {p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)}
-
-    pa, pb = parts(a), parts(b)
-    shared = len(pa & pb) / len(pa | pb) if pa and pb else 0.0
-    return max(chars, shared)
-
-
 def _same_dependency(a: str, b: str) -> bool:
     """Whether two statements name the same dependency (or either names none)."""
     x, y = dependency(a), dependency(b)
@@ -268,27 +240,32 @@ class Reviser:
                                                    dtype=np.float32) if code else None)
         return self._code_vectors[name]
 
-    def replaces_dependency(self, new: str, old: str) -> float:
+    def replaces_dependency(self, new: str, old: str, *, at_hand: bool = False) -> float:
         """How close the dependency ``new`` names is to the one ``old`` names (0 when it
-        adds instead: an unrelated name)."""
+        adds instead: an unrelated name, or one a function of the repository uses beside
+        it). ``at_hand``: the function's module knows both; then only an alternative to
+        the earlier name replaces it (a word of it swapped, the same kind and module:
+        ``lfu_cache`` after ``lru_cache``), not a name of similar code."""
         a, b = dependency(new), dependency(old)
         if a is None or b is None or a[0].lower() == b[0].lower():
             return 0.0
         names = name_similarity(a[0], b[0])
-        if names >= NAME_CLOSE:
-            return names
-        code_a, code_b = self.code_of(a[0]), self.code_of(b[0])
-        if kind(a[0], code_a) != kind(b[0], code_b):
-            return 0.0
         same_module = bool(a[1]) and a[1].lower() == b[1].lower()
-        if same_module and names >= NAME_NEAR:
-            return names
-        va, vb = self._code_vector(a[0]), self._code_vector(b[0])
-        if same_module and va is not None and vb is not None:
-            role = float(cosine(va, vb[None, :])[0])
-            if role >= ROLE_CLOSE:
-                return role
-        return 0.0
+        if at_hand and not (same_module and names >= NAME_CLOSE and swapped(a[0], b[0])):
+            return 0.0
+        if names >= NAME_CLOSE and not at_hand:
+            score = names
+        elif kind(a[0], self.code_of(a[0])) != kind(b[0], self.code_of(b[0])):
+            return 0.0
+        elif same_module and names >= NAME_NEAR:
+            score = names
+        else:
+            va, vb = (self._code_vector(a[0]), self._code_vector(b[0])) if same_module \
+                else (None, None)
+            role = 0.0 if va is None or vb is None else float(cosine(va, vb[None, :])[0])
+            score = role if role >= ROLE_CLOSE else 0.0
+        together = score and self.reader is not None and self.reader.used_together(a[0], b[0])
+        return 0.0 if together else score
 
     def names_at_home(self, graph: ContextGraph, subject: str) -> frozenset[str] | None:
         """The names the module of ``subject`` knows (``ground``), None when its module is
@@ -358,14 +335,12 @@ class Reviser:
                 if frame(other.content) == frame(node.content):
                     both = home_names is not None and not self.foreign(
                         node.content, home_names) and not self.foreign(other.content, home_names)
-                    close = 0.0 if both else self.replaces_dependency(node.content,
-                                                                      other.content)
+                    close = self.replaces_dependency(node.content, other.content, at_hand=both)
                     if close:
                         found.append(Revision(other, close, "dependency", uncertain=True))
                     elif self.foreign(other.content, home_names) \
                             and not _same_dependency(node.content, other.content):
-                        found.append(Revision(other, sim, "dependency:foreign",
-                                              uncertain=True))
+                        found.append(Revision(other, sim, "dependency:foreign", uncertain=True))
                 continue
             if shut or closed(other.content):
                 continue  # a slot with values: the graph's same-slot rule decides
