@@ -186,6 +186,19 @@ async def test_a_description_borrowed_from_another_function_gives_way(home_env, 
     assert await said_in_turns(cards, script, own) == own
 
 
+async def test_a_borrowed_description_is_found_past_functions_named_like_the_subject(
+        home_env, script):
+    """`round_up_total` is named like five functions of app/money.py (`round_up`,
+    `round_down`, ...), which a search with its name ranks above `backoff`, whose
+    docstring the claim is: the search for the function a claim describes goes by the
+    claim alone."""
+    cards = registry.create("cards", home_env())
+    said = no_cue(["`round_up_total` should: The delay before an attempt, in seconds.",
+                   "`round_up_total` should: Round each line up, then add them up."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/retry.py::backoff"}
+
+
 @pytest.mark.parametrize("borrowed", [
     # a sentence past the docstring's first paragraph
     "For `charge`: Delays double from one attempt to the next, up to a minute; past `limit` "

@@ -56,6 +56,7 @@ from memory.backends.cards.graph import (
     ADDITIVE,
     ContextGraph,
     Node,
+    body,
     closed,
     frame,
     quotes,
@@ -289,8 +290,10 @@ class Reviser:
         does (or no repository search was given)."""
         if self.reader is None:
             return ""
-        mine = subject_key(subject)
-        for location, code in self.reader.functions(text, BORROW_SEARCH):
+        mine = subject_key(subject)  # searched by the claim alone: the subject's name
+        # would rank the functions named like it first, not the one the claim describes
+        for location, code in self.reader.functions(_without_subject(body(text), subject),
+                                                    BORROW_SEARCH):
             if subject_key(location) == mine:
                 continue  # the function itself, as the repository documents it
             if location not in self._doc_vectors:
