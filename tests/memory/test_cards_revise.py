@@ -9,7 +9,7 @@ import pytest
 
 from memory.backends import registry
 from memory.backends.cards.judge import RevisionJudge
-from memory.backends.cards.names import kind, name_similarity
+from memory.backends.cards.names import kind, name_similarity, swapped
 from memory.backends.cards.revise import restates
 from memory.llm import LLM, LLMConfig
 from tests.conftest import DB, FORMS
@@ -160,6 +160,16 @@ def test_names_compare_by_characters_parts_and_kind():
     assert kind("InventoryError") == "exception" and kind("MAX_SIZE") == "constant"
     assert kind("Decimal") == "class" and kind("islice") == "function"
     assert kind("Oops", "class Oops(Exception):\n    pass") == "exception"
+
+
+def test_an_alternative_name_has_one_word_swapped_for_another():
+    for a, b in (("lru_cache", "lfu_cache"), ("round_up", "round_down"),
+                 ("encode_url", "decode_url"), ("rr_cache", "fifo_cache")):
+        assert swapped(a, b), (a, b)
+    for a, b in (("quantize", "quantize_up"), ("load", "loads"), ("_urlsplit", "_urlunsplit"),
+                 ("cache", "_cache"), ("parseDate", "parse_date"), ("lru_cache", "cache_lru"),
+                 ("_cache", "lru_cache"), ("sort", "sort")):
+        assert not swapped(a, b), (a, b)
 
 
 async def test_the_judge_can_keep_both_and_fails_soft(cards_env, script):

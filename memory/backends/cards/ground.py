@@ -138,6 +138,20 @@ def documented(code: str) -> list[str]:
     return list(dict.fromkeys(s for s in said if s))
 
 
+_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def|class)\b", re.M)
+
+
+def parsed(code: str) -> ast.Module | None:
+    """The syntax tree of a function's code as the index keeps it: from its first line
+    (a decorator, or ``def``) in column 0, the rest as indented in its file; None when it
+    does not parse."""
+    found = _DEF.search(code)
+    try:
+        return ast.parse(textwrap.dedent((found.group(1) if found else "") + code))
+    except (SyntaxError, ValueError):
+        return None
+
+
 class RepoReader:
     """The repository's Python files (read once each) and its function search."""
 
@@ -166,12 +180,13 @@ class RepoReader:
         if self._used is None:
             self._used = {}
             for chunk in self.repo.chunks(("function", "method")) if self.repo else ():
-                try:
-                    tree = ast.parse(textwrap.dedent(chunk.code))
-                except (SyntaxError, ValueError):
+                tree = parsed(chunk.code)
+                if tree is None:
                     continue
-                own = chunk.qualname.rsplit(".", 1)[-1]
-                for used in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {own}:
+                # inside a method, its own plain name is the module's function, not itself
+                own = {chunk.qualname.rsplit(".", 1)[-1]} if chunk.kind == "function" else set()
+                for used in {n.id for n in ast.walk(tree)
+                             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - own:
                     self._used.setdefault(used, set()).add(chunk.location)
         return frozenset(self._used.get(name.rsplit(".", 1)[-1], ()))
 

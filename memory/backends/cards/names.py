@@ -42,7 +42,23 @@ def name_similarity(a: str, b: str) -> float:
 
 
 def swapped(a: str, b: str) -> bool:
-    """Whether two alike names differ by a word swapped for another (``lru_cache`` /
-    ``lfu_cache``: alternatives), not by a word more or fewer (``merge`` / ``merge_key``,
-    ``scan_pattern`` / ``scan_bytes_pattern``: a variant that may serve beside it)."""
-    return len(parts(a)) == len(parts(b))
+    """Whether two names differ by one word swapped for another (``lru_cache`` /
+    ``lfu_cache``, ``round_up`` / ``round_down``: alternatives), not by a word more or
+    fewer (``merge`` / ``merge_key``, ``scan_pattern`` / ``scan_bytes_pattern``), letters
+    added (``load`` / ``loads``, ``split`` / ``unsplit``), their order or their spelling
+    (``cache`` / ``_cache``, ``parseDate`` / ``parse_date``): variants that may serve
+    beside one another, or one name."""
+    pa, pb = parts(a), parts(b)
+    if len(pa) != len(pb):
+        return False
+    differ = [(x, y) for x, y in zip(pa, pb, strict=True) if x != y]
+    if len(differ) != 1:
+        return False
+    x, y = differ[0]
+    return not (_within(x, y) or _within(y, x))
+
+
+def _within(short: str, long: str) -> bool:
+    """Whether ``long`` is ``short`` with letters added (``load`` in ``loads``)."""
+    rest = iter(long)
+    return all(letter in rest for letter in short)

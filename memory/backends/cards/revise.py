@@ -23,9 +23,10 @@ one supersedes the earlier when:
   repository; or the earlier name is *foreign* to the function's module (``ground``:
   the module neither defines nor imports it, nor its module), the later one being said
   last. An unrelated new dependency adds to the earlier ones the module knows, and so
-  does one of similar code when the module knows both (it has them at hand: a function
-  there may use both); an alternative to the earlier name (a word of it swapped,
-  ``names.swapped``) replaces it even then. Two names some function of the repository
+  does a close one when the module knows both (it has them at hand: a function there
+  may use both: a similar name with a word more or fewer, or similar code); an
+  alternative to the earlier name (one word of it swapped, ``names.swapped``) replaces
+  it even then. Two names some function of the repository
   uses together (``ground.RepoReader.used_together``) are never close.
 - **borrowed**: the earlier one describes another function of the repository (its
   claim, without the lead, is that function's documented behaviour: MiniLM cosine
