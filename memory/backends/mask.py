@@ -31,6 +31,7 @@ from memory.backends.base import (
     repo_sections,
     split_budget,
 )
+from memory.listing import listed
 from memory.tools.trajectory import MASKED, WHOLE, Call, Count, Trajectory, placeholder, trail
 from memory.types import ContextPack, Section, Turn
 
@@ -61,8 +62,7 @@ def _names(body: str) -> str:
     names = list(dict.fromkeys(_DEFINES.findall(body)))
     if not names:
         return ""
-    more = f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else ""
-    return "; defines " + ", ".join(names[:MAX_NAMES]) + more
+    return "; defines " + listed(names, MAX_NAMES)
 
 
 def _last_line(body: str, limit: int = 80) -> str:

@@ -12,6 +12,8 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memory.listing import listed
+
 from .textfile import content
 
 EXACT = "exact"
@@ -87,11 +89,10 @@ def find(lines: list[str], search: list[str]) -> Match:
         if len(found) == 1:
             return found[0]
         if found:
-            where = ", ".join(str(m.start + 1) for m in found[:5])
-            more = "" if len(found) <= 5 else f" and {len(found) - 5} more"
+            where = listed([str(m.start + 1) for m in found], 5)
             how = "" if found[0].how == EXACT else f" ({found[0].how})"
             raise NoMatch(f"the SEARCH lines occur {len(found)} times{how}, at lines "
-                          f"{where}{more}; add lines around them so they occur once")
+                          f"{where}; add lines around them so they occur once")
     raise NoMatch("the SEARCH lines are not in the file" + _closest(plain, search))
 
 

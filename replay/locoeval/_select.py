@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory.listing import listed
 from replay.locoeval._analyse import BuildError, RepoFacts, Target, analyse, repo_facts
 from replay.locoeval._distract import REAL_TYPES, RewriteStats, Unit, llm_rewrites
 from replay.locoeval.build import build_outlines, true_units
@@ -110,12 +111,6 @@ def check_target(repo: Path, target: Target, signature: str, units: list[Unit],
                             "repository alone"))
     return Verdict(target.location, kept, reason, round(recall, 3),
                    [u.text for u in found], [h.chunk.location for h in hits]), context
-
-
-def listed(names: list[str], shown: int = 3) -> str:
-    """``names`` for a message: the first ``shown``, then how many more."""
-    more = len(names) - shown
-    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def failing_tests(repo: Path, targets: list[Target]) -> dict[str, str]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from memory.backends.cards import testruns
 from memory.backends.cards.graph import ContextGraph, Node
+from memory.listing import listed
 from memory.tools.trajectory import Call, trail
 from memory.types import Turn
 
@@ -149,9 +150,8 @@ class TestOutcomes:
         parts = [f"tests `{command}` ({scope.label()}) at turn {turn.index}: "
                  f"{run.summary()}{early}."]
         if run.failures:
-            shown = "; ".join(f"{f.test} ({f.error})" for f in run.failures[:SHOWN_FAILURES])
-            more = len(run.failures) - SHOWN_FAILURES
-            parts.append(f"Failing: {shown}" + (f" and {more} more" if more > 0 else "") + ".")
+            shown = listed([f"{f.test} ({f.error})" for f in run.failures], SHOWN_FAILURES, "; ")
+            parts.append(f"Failing: {shown}.")
         if fixed:
             parts.append("Passing now: " + ", ".join(
                 f"{test} (failed at turn {old.turn})" for test, old in fixed) + ".")

@@ -31,6 +31,7 @@ from memory.backends.codemem.context import CodeBlock, retrieve_new, select
 from memory.backends.codemem.session import Conflict, Draft, SessionBlock, SessionMemory
 from memory.backends.codemem.syntax import code_blocks, external_calls
 from memory.lenient_json import MalformedJSON
+from memory.listing import listed
 from memory.llm import LLMError
 from memory.steering import MemoryItem, SteeringUnsupported
 from memory.types import ContextPack, Section, Turn
@@ -88,9 +89,7 @@ class Proposal:
 
 
 def _lines(statements: tuple[str, ...], limit: int = 3) -> str:
-    shown = [f"`{s[:120]}`" for s in statements[:limit]]
-    more = len(statements) - limit
-    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return listed([f"`{s[:120]}`" for s in statements], limit)
 
 
 class CodeMemBackend:

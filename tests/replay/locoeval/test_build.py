@@ -10,7 +10,7 @@ import pytest
 
 from replay.locoeval import DEMO
 from replay.locoeval._analyse import BuildError
-from replay.locoeval._select import BuildRun, check_target, listed
+from replay.locoeval._select import BuildRun, check_target
 from replay.locoeval.build import (
     L_BINS,
     build_outline,
@@ -226,12 +226,6 @@ def test_a_target_whose_tests_cannot_pass_on_the_original_is_dropped(tmp_path, e
             "; the run's first exception: ModuleNotFoundError: No module named "
             "'not_installed_here'" if why == "missing" else ""))
     assert report["kept"] == 1
-
-
-def test_a_drop_reason_names_three_tests_then_counts_the_rest():
-    assert listed(["a"]) == "a"
-    assert listed(["a", "b", "c"]) == "a, b, c"
-    assert listed(["a", "b", "c", "d", "e"]) == "a, b, c and 2 more"
 
 
 def test_a_build_whose_targets_tests_all_fail_stops_with_why(tmp_path, embedder):
