@@ -15,7 +15,16 @@ of words, so "`f` takes (n, seq)." may lie nearer to its rival "`f` takes (seq, 
 than to itself once a statement wraps it in quotes.
 
 The same matcher drives the offline F1 judge and the reader-free context metrics, and
-its accuracy on an outline's own truth/distractor pairs is reported with every run.
+its accuracy on an outline's own truth/distractor pairs is reported with every run. The
+context metrics add two rules, since a context holds more than statements about one
+function (code, card labels, other functions' facts):
+- a statement says something of a reference only when it shares a word with it beyond
+  the function's own name and words every sentence has ("Scope: `f`" says nothing of
+  "`f` takes (dt)."; MiniLM's cosine of two short texts is mostly their identifier);
+- a relation of the function to a place (its location, a dependency) is stated only by
+  a statement that names the place (the dependency, the file) in a section that names
+  the function: a line about `time_isoformat` alone does not say that
+  `duration_isoformat` should reuse it, nor does "Libraries `f` needs." say which.
 """
 
 from __future__ import annotations
@@ -36,6 +45,13 @@ if TYPE_CHECKING:
 THRESHOLD = 0.75
 TIE = 1e-6  # two references this close to a statement are both its nearest
 QUOTED_MIN = 12  # characters a text needs before quoting it word for word decides a match
+RELATIONS = ("function_location", "internal_dependency", "external_dependency")
+_WORD = re.compile(r"[a-z0-9_]+")
+_SPAN = re.compile(r"`([^`]+)`")
+_COMMON = frozenset((
+    "a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "from", "with", "as", "and",
+    "or", "is", "are", "be", "been", "it", "its", "this", "that", "these", "those", "should",
+    "must", "can", "may", "will", "also"))
 _MARKER = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 
 
@@ -51,13 +67,14 @@ class EmbedMatcher:
 
     def relation(self, predicted: Sequence[str], references: Sequence[str],
                  rivals: Sequence[Sequence[str]] | None = None,
-                 decoys: Sequence[str] = ()) -> set[tuple[int, int]]:
+                 decoys: Sequence[str] = (), subject: str = "") -> set[tuple[int, int]]:
         """The pairs (i, j) where ``predicted[i]`` matches ``references[j]``;
         ``rivals[j]`` are the texts reference j must beat (its unit's distractors);
         ``decoys`` take part in "nearest" but are never matched (the other items of the
         outline: a statement about another sample's item is not about this one's). A
         statement quoting one of these texts word for word matches it if it is a
-        reference, else nothing."""
+        reference, else nothing. ``subject``, when given (the references' function), is
+        not a word a statement and a reference may share alone (``shares_a_word``)."""
         if not predicted or not references:
             return set()
         rivals = rivals or [()] * len(references)
@@ -75,6 +92,8 @@ class EmbedMatcher:
         forms = {t: flat(t) for t in dict.fromkeys([*references, *rival_texts, *decoys])
                  if len(t) >= QUOTED_MIN}
         quoted = [_quoted(p, forms) for p in predicted]
+        shared = ([[shares_a_word(p, r, subject) for r in references] for p in predicted]
+                  if subject else None)
         out: set[tuple[int, int]] = set()
         for j, group in enumerate(rivals):
             cols = [where[t] for t in group if t != references[j]]
@@ -85,9 +104,38 @@ class EmbedMatcher:
                         out.add((i, j))
                     continue
                 value = ref_sims[i, j]
-                if value >= self.threshold and value >= nearest[i] - TIE and value > beat[i]:
+                if value >= self.threshold and value >= nearest[i] - TIE and value > beat[i] \
+                        and (shared is None or shared[i][j]):
                     out.add((i, j))
         return out
+
+
+def _words(text: str, subject: str) -> set[str]:
+    return set(_WORD.findall(text.casefold())) - _COMMON - {subject.casefold()}
+
+
+def shares_a_word(statement: str, reference: str, subject: str) -> bool:
+    """Whether ``statement`` and ``reference`` share a word other than ``subject`` (a name)
+    and the words any sentence has."""
+    return bool(_words(statement, subject) & _words(reference, subject))
+
+
+def place(reference: str) -> str:
+    """What a location or dependency item relates its function to: the name after the
+    function's (``parse_price`` in "`f` should reuse `parse_price` from `a/money.py`"), a
+    file by its stem (``money`` in "`f` belongs in `a/money.py`"); "" when it quotes no
+    second name (an outline written by hand)."""
+    spans = _SPAN.findall(reference)
+    if len(spans) < 2:
+        return ""
+    name = spans[1]
+    return name.rsplit("/", 1)[-1].removesuffix(".py") if name.endswith(".py") else name
+
+
+def names(text: str, subject: str) -> bool:
+    """Whether ``text`` names ``subject`` (as a whole name: not ``parse_date`` in
+    ``parse_datetime``)."""
+    return re.search(rf"(?<!\w){re.escape(subject)}(?!\w)", text) is not None
 
 
 def flat(text: str) -> str:
@@ -171,11 +219,19 @@ def context_metrics(matcher: EmbedMatcher, sample: Sample, pack: ContextPack,
     """(recall of the sample's true items, share of stale items among the items present)
     in ``pack``: an item is present when some statement of the pack matches it, over the
     other items of the sample (each item's rivals: the other items of its unit) and
-    ``others`` (the other samples' items, as decoys)."""
+    ``others`` (the other samples' items, as decoys), sharing a word with it beyond the
+    function's name; a location or dependency only by a statement naming its place, of
+    a section that names the function."""
     items = list(sample.items)
-    said = statements("\n".join(s.text for s in pack.sections if s.kind != "system"))
+    subject = sample.function.rsplit(".", 1)[-1]
+    sections = [s for s in pack.sections if s.kind != "system"]
+    said = statements("\n".join(s.text for s in sections))
+    about = set(statements("\n".join(s.text for s in sections if names(s.text, subject))))
     rivals = [[o.text for o in items if o.unit == i.unit and o is not i] for i in items]
-    found = {j for _, j in matcher.relation(said, [i.text for i in items], rivals, others)}
+    found = {j for i, j in matcher.relation(said, [i.text for i in items], rivals, others,
+                                            subject)
+             if items[j].type not in RELATIONS
+             or (said[i] in about and names(said[i], place(items[j].text) or subject))}
     true = [j for j, i in enumerate(items) if i.truth]
     stale = [j for j, i in enumerate(items) if not i.truth]
     hits_true = sum(1 for j in true if j in found)

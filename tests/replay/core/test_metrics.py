@@ -203,6 +203,52 @@ def test_context_metrics_use_the_matcher_not_exact_text(embedder):
     assert none == (0.0, 0.0)
 
 
+def test_context_metrics_need_a_shared_word_and_the_function_named_for_a_relation(embedder):
+    """Seen on isodate and w3lib: a cards label "Scope: `f`" counted as "`f` takes (dt).",
+    a code card's "read time_isoformat before calling it" as "`duration_isoformat` should
+    reuse `time_isoformat`", and a lead line "Libraries `f` needs." as "`f` needs
+    `ParseResult` ...", none naming what the item says."""
+    from memory.types import ContextPack, Section
+    from replay.locoeval.outline import Item, Sample
+
+    params = (Item("p1", "parameter_list", "`tz_isoformat` takes (dt).", truth=False,
+                   unit="params"),
+              Item("p2", "parameter_list", '`tz_isoformat` takes (dt, format="%Z").',
+                   unit="params"))
+    reuse = (Item("d1", "internal_dependency", "`duration_isoformat` should reuse "
+                  "`time_isoformat` from `src/isodate/isotime.py`.", truth=False, unit="dep"),
+             Item("d2", "internal_dependency", "`duration_isoformat` should reuse "
+                  "`strftime` from `src/isodate/isostrf.py`.", unit="dep"))
+
+    def metrics(items, *texts):
+        name = items[0].text.split("`")[1]
+        sample = Sample("s", f"src.isodate.x.{name}", "src/isodate/x.py", "", (), items)
+        pack = ContextPack("q", [Section("memory", f"m{n}", t, 9) for n, t in enumerate(texts)])
+        return context_metrics(EmbedMatcher(embedder), sample, pack)
+
+    matcher = EmbedMatcher(embedder)
+    label = "Scope: tz_isoformat"
+    rivals = [[params[1].text], [params[0].text]]
+    assert matcher.relation([label], [i.text for i in params], rivals) == {(0, 0)}  # cosine
+    assert metrics(params, label) == (0.0, 0.0)
+    assert metrics(params, "- tz_isoformat's arguments: dt, format '%Z'") == (1.0, 0.0)
+    hint = "Action hint: read src/isodate/isotime.py::time_isoformat before calling it"
+    rivals = [[reuse[1].text], [reuse[0].text]]
+    assert matcher.relation([hint], [i.text for i in reuse], rivals) == {(0, 0)}
+    assert metrics(reuse, hint) == (0.0, 0.0)
+    assert metrics(reuse, f"For `duration_isoformat`:\n{hint}") == (0.0, 1.0)
+    # a lead line naming the function and the frame, but no dependency
+    lead = "Another thing: Libraries `duration_isoformat` needs."
+    needs = (Item("e1", "external_dependency", "`duration_isoformat` needs `ParseResult` "
+                  "from the `urllib.parse` module.", truth=False, unit="ext"),
+             Item("e2", "external_dependency", "`duration_isoformat` needs `Decimal` from "
+                  "the `decimal` module.", unit="ext"))
+    rivals = [[needs[1].text], [needs[0].text]]
+    assert matcher.relation([lead], [i.text for i in needs], rivals)  # the cosine alone
+    assert metrics(needs, lead) == (0.0, 0.0)
+    assert metrics(needs, "- duration_isoformat: Decimal, from decimal") == (1.0, 0.0)
+
+
 def pair(backend, source, subset, k, *, passed, extract, topic, prompt, recall=0.5):
     return {"backend": backend, "source": source, "subset": subset, "k": k, "error": None,
             "usage": {"answer": {"prompt_tokens": prompt, "completion_tokens": 10}},
