@@ -144,6 +144,9 @@ def list_cards(path: Path) -> str:
             nodes[what] = text
         elif op == "SUPERSEDE":
             superseded[what] = text
+        elif op == "RESTORE":  # a revision taken back: current again, its edge gone
+            superseded.pop(what, None)
+            edges = [e for e in edges if not e.endswith(f"-conflict-> {what}")]
         elif op == "LINK":
             edges += [e.strip() for e in text.split(";") if e.strip()]
         else:  # skipped, error

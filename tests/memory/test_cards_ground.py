@@ -4,12 +4,16 @@ No statement here carries a revision cue (the cue list of test_cards_revise)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memory.backends import registry
 from memory.backends.cards.ground import documented, home, known, module_names, module_of
+from memory.memories import list_cards
+from memory.types import Turn
 from tests.conftest import FORMS
-from tests.memory.cards_support import repo_env, said_in_turns
+from tests.memory.cards_support import facts, repo_env, said_in_turns
 from tests.memory.test_cards_revise import URLS, no_cue
 
 MONEY = '''"""Money helpers."""
@@ -147,6 +151,47 @@ async def test_an_external_dependency_the_module_does_not_know_is_replaced(home_
                    "`charge` needs `timedelta` from the `datetime` module."])
     assert await said_in_turns(cards, script, said) == [*said[:2], said[3]]
     assert cards.graph.nodes["fact:2:0"].superseded_by == "fact:3:0"
+
+
+async def test_two_dependencies_the_module_does_not_know_both_stay(home_env, script):
+    """Seen on cachetools: while a stale place was the latest said for `ttl_cache`, its
+    true dependencies, foreign to that module, replaced one another. A foreign name
+    gives way only to one the module knows."""
+    cards = registry.create("cards", home_env())
+    said = no_cue(["`charge` belongs in `app/money.py`.",
+                   "`charge` should reuse `render_form` from `app/forms.py`.",
+                   "`charge` should reuse `log_event` from `app/urls.py`.",
+                   "`charge` needs `sha1` from the `hmac` module."])
+    assert await said_in_turns(cards, script, said) == said
+
+
+async def test_a_new_place_takes_the_foreign_rule_again(home_env, script, tmp_path):
+    """Seen on cachetools: under a stale place said first, a true dependency looked
+    foreign and gave way. When the place changes, the rule is taken again as if the new
+    place had been said from the start: `quantize` is current again, and `render_form`
+    (foreign to app/money.py) gives way to the next dependency app/money.py knows."""
+    cards = registry.create("cards", home_env())
+    said = no_cue(["`charge` belongs in `app/forms.py`.",
+                   "`charge` should reuse `quantize` from `app/money.py`.",
+                   "`charge` should reuse `render_form` from `app/forms.py`."])
+    assert await said_in_turns(cards, script, said) == [said[0], said[2]]
+    more = no_cue(["`charge` belongs in `app/money.py`.",
+                   "`charge` should reuse `due` from `app/money.py`."])
+    for i, text in enumerate(more, start=len(said)):
+        script.push(facts((text,)))
+        await cards.observe(Turn(i, text, "Noted."))
+        if i == len(said):
+            assert ("RESTORE", "fact:1:0") in cards.last_events
+    current = [n.content for n in cards.graph.current() if n.type == "fact"]
+    assert current == [said[1], *more]
+    assert cards.graph.nodes["fact:2:0"].superseded_by == "fact:4:0"
+    assert cards.graph.revised("fact:2:0") == []  # the taken-back edge is gone
+    assert not any(e.dst == "fact:1:0" and e.kind == "conflict" for e in cards.graph.edges)
+    journal = tmp_path / "journal.jsonl"  # what `engram memories` lists of it
+    journal.write_text("".join(json.dumps(r) + "\n" for r in cards.journal.drain()))
+    listed, history = list_cards(journal).split("superseded (history")
+    assert "1 superseded" not in listed and "fact:2:0 -conflict-> fact:1:0" not in listed
+    assert said[1] in listed and said[1] not in history and said[2] in history
 
 
 async def test_without_a_known_module_every_dependency_adds(home_env, script):

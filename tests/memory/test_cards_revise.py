@@ -142,6 +142,16 @@ async def test_an_external_dependency_is_replaced_by_a_close_name_not_by_another
     assert await said_in_turns(cards, script, said) == said[1:]
 
 
+async def test_a_dependency_of_another_kind_adds_however_alike_its_name(cards_env, script):
+    """Seen on cachetools: `lfu_cache` and `_cache` (functions) each took the place of
+    `TTLCache` (a class), all true for `ttl_cache`; a name of another kind adds."""
+    for other in ("lfu_cache", "_cache"):
+        cards = registry.create("cards", cards_env())
+        said = no_cue(["`ttl_cache` should reuse `TTLCache` from `cachetools/__init__.py`.",
+                       f"`ttl_cache` should reuse `{other}` from `cachetools/func.py`."])
+        assert await said_in_turns(cards, script, said) == said
+
+
 def test_restating_needs_most_words_and_meaning():
     subject = "connect"
     assert restates("For `connect`: at most 3 retries.", "For `connect`: at most 5 retries.",

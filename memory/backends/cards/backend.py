@@ -67,6 +67,7 @@ SEARCH_K = 16  # candidates by vector similarity, and as many by lexical overlap
 EXPAND_FROM = 6  # the best candidates whose neighbours join the candidates
 MAX_CARDS = 12
 ALARM_BOOST = 2.0  # a fact the latest code breaks goes before everything, pins included
+SHOWN = {"SUPERSEDE": "DELETE", "RESTORE": "UPDATE"}  # graph events as the memory view marks them
 
 
 def _option(env: BackendEnv, key: str, default: str, allowed: tuple[str, ...]) -> str:
@@ -175,6 +176,10 @@ class CardsBackend:
             events.append(("ADD", node.id))
             self.journal.op("ADD", node.id, f"{node.type}: {node.content[:200]}"
                             + (f" [{node.subject}]" if node.subject else ""))
+        for node in report.restored:
+            events.append(("RESTORE", node.id))
+            self.journal.op("RESTORE", node.id, f"{node.content[:200]} (the place said for "
+                                                "its function changed: current again)")
         for new, old in report.superseded:
             events.append(("SUPERSEDE", old.id))
             self.journal.op("SUPERSEDE", old.id, f"{old.content[:200]} -> revised by {new.id}")
@@ -185,6 +190,7 @@ class CardsBackend:
         self._digest.update(turn.index, *(f"{n.id}\0{n.content}\0{n.subject}"
                                           for n in report.added),
                             *(f"{new.id}>{old.id}" for new, old in report.superseded),
+                            *(f"restore:{n.id}" for n in report.restored),
                             *(f"stale:{n.id}:{n.stale}" for n in stale),
                             *(f"valid:{n.id}" for n in valid), len(self.graph.edges))
 
@@ -322,7 +328,7 @@ class CardsBackend:
             state = "" if node.current else f" (superseded by {node.superseded_by})"
             about = f" [{node.subject}]" if node.subject else ""
             rows.append((f"{node.type}  {node.id}{about}: {node.content[:160]}{state}",
-                         "DELETE" if last.get(node.id) == "SUPERSEDE" else last.get(node.id, "")))
+                         SHOWN.get(last.get(node.id, ""), last.get(node.id, ""))))
         return rows
 
     def state_digest(self) -> str:

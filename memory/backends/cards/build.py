@@ -38,6 +38,7 @@ from memory.backends.cards.graph import (
 )
 from memory.backends.cards.ground import RepoReader
 from memory.backends.cards.judge import JUDGES, RevisionJudge
+from memory.backends.cards.rehome import rehome
 from memory.backends.cards.revise import Reviser
 from memory.backends.cards.said import (
     EXTRACTED_CONFIDENCE,
@@ -100,6 +101,7 @@ class TurnReport:
 
     added: list[Node] = field(default_factory=list)
     superseded: list[tuple[Node, Node]] = field(default_factory=list)  # (new, old)
+    restored: list[Node] = field(default_factory=list)  # revisions taken back (``rehome``)
     skipped: str = ""
 
 
@@ -305,6 +307,7 @@ class GraphBuilder:
                      claim_vector: np.ndarray | None = None,
                      body_vector: np.ndarray | None = None) -> None:
         graph = self.graph
+        place = self.reviser.home_of(graph, node.subject) if node.type == "fact" else ""
         revised = graph.revisions(node, vector, claim_vector, body_vector)
         if node.type == "fact":  # what it supersedes by what it says (no cue needed)
             revised += await self.reviser.supersedes(graph, node, vector, body_vector,
@@ -319,6 +322,10 @@ class GraphBuilder:
         for old, sim in revised:
             graph.supersede(node, old, sim)
             report.superseded.append((node, old))
+        if node.type == "fact" and self.reviser.home_of(graph, node.subject) != place:
+            again = await rehome(self.reviser, graph, node.subject, self.judge)
+            report.restored += again.restored
+            report.superseded += [(new, old) for new, old, _ in again.superseded]
         for location in node.locations:
             symbol = self.symbol(location)
             if symbol is not None:

@@ -254,6 +254,16 @@ class ContextGraph:
         old.superseded_by = new.id
         return edge
 
+    def restore(self, old: Node) -> None:
+        """Take a revision back: ``old`` is current again, the conflict edge gone."""
+        new_id, old.superseded_by = old.superseded_by, ""
+        edge = next((e for e in self._out.get(new_id, [])
+                     if e.dst == old.id and e.kind == "conflict"), None)
+        if edge is not None:
+            self.edges.remove(edge)
+            self._out[new_id].remove(edge)
+            self._in[old.id].remove(edge)
+
     def revisions(self, node: Node, vector: np.ndarray,
                   claim_vector: np.ndarray | None = None,
                   body_vector: np.ndarray | None = None) -> list[tuple[Node, float]]:

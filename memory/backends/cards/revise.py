@@ -172,7 +172,7 @@ def dependency(text: str) -> tuple[str, str] | None:
     return spans[1].strip("()"), (spans[2] if len(spans) > 2 else "")
 
 
-def _same_dependency(a: str, b: str) -> bool:
+def same_dependency(a: str, b: str) -> bool:
     """Whether two statements name the same dependency (or either names none)."""
     x, y = dependency(a), dependency(b)
     return x is None or y is None or x[0].lower() == y[0].lower()
@@ -208,6 +208,7 @@ class Reviser:
         self._code_vectors: dict[str, np.ndarray | None] = {}
         self.aspects: dict[str, str] = {}  # node id -> aspect ("" when unclear)
         self.bodies: dict[str, np.ndarray] = {}  # node id -> the vector aspects were read from
+        self.foreign_under: dict[str, str] = {}  # node id -> the place it was foreign to
 
     def _body(self, node: Node, graph_vector: np.ndarray) -> np.ndarray:
         return self.bodies.get(node.id, graph_vector)
@@ -245,9 +246,10 @@ class Reviser:
     def replaces_dependency(self, new: str, old: str, *, at_hand: bool = False) -> float:
         """How close the dependency ``new`` names is to the one ``old`` names (0 when it
         adds instead: an unrelated name, or one a function of the repository uses beside
-        it). ``at_hand``: the function's module knows both; then only an alternative to
-        the earlier name replaces it (a word of it swapped, the same kind and module:
-        ``lfu_cache`` after ``lru_cache``), not a name of similar code."""
+        it, or a name of another kind). ``at_hand``: the function's module knows both;
+        then only an alternative to the earlier name replaces it (a word of it swapped, the
+        same kind and module: ``lfu_cache`` after ``lru_cache``), not a name of similar
+        code."""
         a, b = dependency(new), dependency(old)
         if a is None or b is None or a[0].lower() == b[0].lower():
             return 0.0
@@ -255,11 +257,9 @@ class Reviser:
         same_module = bool(a[1]) and a[1].lower() == b[1].lower()
         if at_hand and not (same_module and names >= NAME_CLOSE and swapped(a[0], b[0])):
             return 0.0
-        if names >= NAME_CLOSE and not at_hand:
-            score = names
-        elif kind(a[0], self.code_of(a[0])) != kind(b[0], self.code_of(b[0])):
-            return 0.0
-        elif same_module and names >= NAME_NEAR:
+        if kind(a[0], self.code_of(a[0])) != kind(b[0], self.code_of(b[0])):
+            return 0.0  # a function does not stand in for a class (lfu_cache, TTLCache)
+        if (names >= NAME_CLOSE and not at_hand) or (same_module and names >= NAME_NEAR):
             score = names
         else:
             va, vb = (self._code_vector(a[0]), self._code_vector(b[0])) if same_module \
@@ -269,20 +269,24 @@ class Reviser:
         together = score and self.reader is not None and self.reader.used_together(a[0], b[0])
         return 0.0 if together else score
 
-    def names_at_home(self, graph: ContextGraph, subject: str) -> frozenset[str] | None:
-        """The names the module of ``subject`` knows (``ground``), None when its module is
-        unknown or cannot be read, or when the repository has the function (then a
-        dependency named for it is one its code does not use yet: an addition)."""
+    def home_of(self, graph: ContextGraph, subject: str) -> str:
+        """The repository file said last as the place of ``subject`` ("" when none is, or
+        when the repository has the function: then a dependency named for it is one its
+        code does not use yet, an addition)."""
         reader = self.reader
         if reader is None or "::" in subject:
-            return None  # a function the repository has: its code says what it uses
+            return ""
         said = [n.content for n in sorted(graph.about(subject), key=lambda n: n.turn)
                 if not ADDITIVE.search(frame(n.content))]
-        where = home(said, lambda p: bool(reader.source(p)))
-        if not where:
+        return home(said, lambda p: bool(reader.source(p)))
+
+    def names_in(self, where: str) -> frozenset[str] | None:
+        """The names the module at ``where`` knows (``ground``), None when there is none or
+        it cannot be read."""
+        if not where or self.reader is None:
             return None
         if where not in self._module_names:
-            self._module_names[where] = module_names(reader.source(where))
+            self._module_names[where] = module_names(self.reader.source(where))
         return self._module_names[where] or None
 
     def borrowed(self, text: str, subject: str, own: np.ndarray) -> str:
@@ -323,7 +327,7 @@ class Reviser:
                   home_names: frozenset[str] | None = None) -> list[Revision]:
         """What ``node`` (a fact) supersedes among ``others`` (current earlier facts about
         its subject, with their cosine to it) that the cue rules did not catch;
-        ``home_names``: what the subject's module knows (``names_at_home``)."""
+        ``home_names``: what the subject's module knows (``names_in``)."""
         own = body_vector if body_vector is not None else vector
         shut = closed(node.content)
         self.aspects[node.id] = mine = "" if additive or shut else self.aspect(own)
@@ -342,8 +346,11 @@ class Reviser:
                     close = self.replaces_dependency(node.content, other.content, at_hand=both)
                     if close:
                         found.append(Revision(other, close, "dependency", uncertain=True))
+                    # a name its module does not know gives way to one it knows (both
+                    # foreign: the place said may be a stale one, and both add)
                     elif self.foreign(other.content, home_names) \
-                            and not _same_dependency(node.content, other.content):
+                            and not self.foreign(node.content, home_names) \
+                            and not same_dependency(node.content, other.content):
                         found.append(Revision(other, sim, "dependency:foreign", uncertain=True))
                 continue
             if shut or closed(other.content):
@@ -384,7 +391,8 @@ class Reviser:
         sims = [float(cosine(vector, graph.vectors[o.id][None, :])[0]) for o in others]
         additive = bool(ADDITIVE.search(frame(node.content)))
         found = []
-        names = self.names_at_home(graph, node.subject) if additive else None
+        where = self.home_of(graph, node.subject) if additive else ""
+        names = self.names_in(where)
         for revision in self.revisions(node, vector, body_vector,
                                        list(zip(others, sims, strict=True)), additive,
                                        graph.vectors, names):
@@ -395,5 +403,7 @@ class Reviser:
                                                node.content)
                 if verdict is False or (verdict is None and revision.judged_only):
                     continue
+            if revision.rule == "dependency:foreign":
+                self.foreign_under[revision.old.id] = where  # ``rehome`` may take it back
             found.append((revision.old, revision.similarity))
         return found
