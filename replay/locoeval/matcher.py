@@ -22,9 +22,10 @@ function (code, card labels, other functions' facts):
   the function's own name and words every sentence has ("Scope: `f`" says nothing of
   "`f` takes (dt)."; MiniLM's cosine of two short texts is mostly their identifier);
 - a relation of the function to a place (its location, a dependency) is stated only by
-  a statement that names the place (the dependency, the file) in a section that names
-  the function: a line about `time_isoformat` alone does not say that
-  `duration_isoformat` should reuse it, nor does "Libraries `f` needs." say which.
+  a statement that names the place (the dependency, the file) and is about the function:
+  names it, or stands under a heading or lead line that does ("## `f`", "For `f`:"),
+  whatever the backend's sections: a line about `time_isoformat` alone does not say
+  that `duration_isoformat` should reuse it, nor does "Libraries `f` needs." say which.
 """
 
 from __future__ import annotations
@@ -111,25 +112,45 @@ class EmbedMatcher:
 
 
 def _words(text: str, subject: str) -> set[str]:
-    return set(_WORD.findall(text.casefold())) - _COMMON - {subject.casefold()}
+    return set(_WORD.findall(text.casefold())) - _COMMON - set(_WORD.findall(subject.casefold()))
 
 
 def shares_a_word(statement: str, reference: str, subject: str) -> bool:
-    """Whether ``statement`` and ``reference`` share a word other than ``subject`` (a name)
-    and the words any sentence has."""
+    """Whether ``statement`` and ``reference`` share a word other than those of ``subject``
+    (a name: ``Cart.total`` is two) and the words any sentence has."""
     return bool(_words(statement, subject) & _words(reference, subject))
 
 
-def place(reference: str) -> str:
-    """What a location or dependency item relates its function to: the name after the
-    function's (``parse_price`` in "`f` should reuse `parse_price` from `a/money.py`"), a
-    file by its stem (``money`` in "`f` belongs in `a/money.py`"); "" when it quotes no
-    second name (an outline written by hand)."""
+def place(reference: str, subject: str) -> str:
+    """What a location or dependency item relates its function ``subject`` to: the name
+    after the function's (``parse_price`` in "`f` should reuse `parse_price` from
+    `a/money.py`"), a file by its stem (``money`` in "`f` belongs in `a/money.py`"), by
+    its name when the stem is the function's (`a/f.py`); "" when it quotes no second name
+    (an outline written by hand)."""
     spans = _SPAN.findall(reference)
     if len(spans) < 2:
         return ""
     name = spans[1]
-    return name.rsplit("/", 1)[-1].removesuffix(".py") if name.endswith(".py") else name
+    if not name.endswith(".py"):
+        return name
+    file = name.rsplit("/", 1)[-1]
+    stem = file.removesuffix(".py")
+    return file if stem.casefold() == subject.casefold() else stem
+
+
+def about(text: str, subject: str) -> set[str]:
+    """The statements of ``text`` (``statements``' form) about ``subject``: those that name
+    it, and those under a heading or lead line that does ("## `f`", "For `f`:")."""
+    out: set[str] = set()
+    under = False
+    for line in text.splitlines():
+        line = _MARKER.sub("", line).strip()
+        named = names(line, subject)
+        if line.startswith("#") or line.endswith(":"):
+            under = named
+        if line and (named or under):
+            out.add(line)
+    return out
 
 
 def names(text: str, subject: str) -> bool:
@@ -220,18 +241,18 @@ def context_metrics(matcher: EmbedMatcher, sample: Sample, pack: ContextPack,
     in ``pack``: an item is present when some statement of the pack matches it, over the
     other items of the sample (each item's rivals: the other items of its unit) and
     ``others`` (the other samples' items, as decoys), sharing a word with it beyond the
-    function's name; a location or dependency only by a statement naming its place, of
-    a section that names the function."""
+    function's name; a location or dependency only by a statement naming its place and
+    about the function (``about``)."""
     items = list(sample.items)
     subject = sample.function.rsplit(".", 1)[-1]
     sections = [s for s in pack.sections if s.kind != "system"]
     said = statements("\n".join(s.text for s in sections))
-    about = set(statements("\n".join(s.text for s in sections if names(s.text, subject))))
+    on_it = set().union(*(about(s.text, subject) for s in sections))
     rivals = [[o.text for o in items if o.unit == i.unit and o is not i] for i in items]
     found = {j for i, j in matcher.relation(said, [i.text for i in items], rivals, others,
-                                            subject)
+                                            sample.function)
              if items[j].type not in RELATIONS
-             or (said[i] in about and names(said[i], place(items[j].text) or subject))}
+             or (said[i] in on_it and names(said[i], place(items[j].text, subject) or subject))}
     true = [j for j, i in enumerate(items) if i.truth]
     stale = [j for j, i in enumerate(items) if not i.truth]
     hits_true = sum(1 for j in true if j in found)

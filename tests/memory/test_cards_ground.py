@@ -187,11 +187,53 @@ async def test_a_new_place_takes_the_foreign_rule_again(home_env, script, tmp_pa
     assert cards.graph.nodes["fact:2:0"].superseded_by == "fact:4:0"
     assert cards.graph.revised("fact:2:0") == []  # the taken-back edge is gone
     assert not any(e.dst == "fact:1:0" and e.kind == "conflict" for e in cards.graph.edges)
+    records = cards.journal.drain()
+    logged = " ; ".join(r["text"] for r in records if r["op"] == "LINK")
+    assert all(f"{e.src} -{e.kind}-> {e.dst}" in logged for e in cards.graph.edges)
     journal = tmp_path / "journal.jsonl"  # what `engram memories` lists of it
-    journal.write_text("".join(json.dumps(r) + "\n" for r in cards.journal.drain()))
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records))
     listed, history = list_cards(journal).split("superseded (history")
     assert "1 superseded" not in listed and "fact:2:0 -conflict-> fact:1:0" not in listed
     assert said[1] in listed and said[1] not in history and said[2] in history
+
+
+async def test_a_dependency_replaced_meanwhile_stays_replaced(home_env, script):
+    """A new place takes the foreign rule back only where nothing said since revises the
+    dependency by another rule: `round_up` gave way (foreign to the stale place) and then
+    had an alternative said, `round_down`; under app/money.py it stays replaced."""
+    cards = registry.create("cards", home_env())
+    said = no_cue(["`charge` belongs in `app/forms.py`.",
+                   "`charge` should reuse `round_up` from `app/money.py`.",
+                   "`charge` should reuse `render_form` from `app/forms.py`.",
+                   "`charge` should reuse `round_down` from `app/money.py`.",
+                   "`charge` belongs in `app/money.py`."])
+    assert await said_in_turns(cards, script, said) == [said[3], said[4]]
+    assert cards.graph.nodes["fact:1:0"].superseded_by == "fact:3:0"
+    assert ("RESTORE", "fact:1:0") not in cards.last_events
+
+
+async def test_a_new_place_keeps_what_the_judge_decided(tmp_path, embedder, script):
+    """With the revision judge: `render_form` gave way to `due` after the judge kept
+    `quantize` beside it; under a new place where the same names are foreign and known,
+    nothing is taken back and the judge is not asked again."""
+    billing = '"""Billing."""\nfrom app.money import due, quantize\n'
+    env = repo_env(tmp_path, embedder, {"app/forms.py": FORMS, "app/urls.py": URLS,
+                                        "app/money.py": MONEY, "app/billing.py": billing,
+                                        "app/__init__.py": ""})
+    cards = registry.create("cards", env(cards_judge="llm"))
+    said = no_cue(["`charge` belongs in `app/money.py`.",
+                   "`charge` should reuse `render_form` from `app/forms.py`.",
+                   "`charge` should reuse `quantize` from `app/money.py`.",
+                   "`charge` should reuse `due` from `app/money.py`.",
+                   "`charge` belongs in `app/billing.py`."])
+    verdicts = {2: '{"verdict": "adds"}', 3: '{"verdict": "replaces"}'}
+    for i, text in enumerate(said):
+        script.push(facts((text,)), *([verdicts[i]] if i in verdicts else []))
+        await cards.observe(Turn(i, text, "Noted."))
+    assert cards.graph.nodes["fact:1:0"].superseded_by == "fact:3:0"
+    assert cards.graph.nodes["fact:2:0"].current
+    assert not any(op == "RESTORE" for op, _ in cards.last_events)
+    assert cards.builder.judge.stats.asked == 2
 
 
 async def test_without_a_known_module_every_dependency_adds(home_env, script):

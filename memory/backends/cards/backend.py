@@ -141,7 +141,7 @@ class CardsBackend:
 
     # -- observe --------------------------------------------------------------------------
     async def observe(self, turn: Turn) -> None:
-        first_edge = len(self.graph.edges)
+        before = set(self.graph.edges)  # not a position: a taken-back edge leaves the list
         stale = await asyncio.to_thread(self.watch.check, self.graph) if self.watch else []
         for node in stale:
             self.journal.op("STALE", node.id, node.stale)
@@ -183,7 +183,7 @@ class CardsBackend:
         for new, old in report.superseded:
             events.append(("SUPERSEDE", old.id))
             self.journal.op("SUPERSEDE", old.id, f"{old.content[:200]} -> revised by {new.id}")
-        links = [f"{e.src} -{e.kind}-> {e.dst}" for e in self.graph.edges[first_edge:]]
+        links = [f"{e.src} -{e.kind}-> {e.dst}" for e in self.graph.edges if e not in before]
         if links:
             self.journal.op("LINK", f"turn:{turn.index}", "; ".join(links))
         self.last_events = events

@@ -3,11 +3,11 @@
 A dependency the function's module does not know gives way to the next one of its frame
 that the module knows (``revise.Reviser.revisions``). The module is the file said last
 as the function's place (``ground.home``), and in a long conversation an earlier place
-may be a stale one: under it, the true dependencies looked foreign and gave way to one
-another. So when the place changes, the rule's decisions are taken again under the new
-place, as if it had been said from the start: a decision it no longer makes is taken
-back (the dependency is current again), one it now makes is applied. Revisions made by
-other rules are left as they are.
+may be a stale one: under it, true dependencies looked foreign and gave way. So when the
+place changes, the rule's decisions are taken again under the new place: a decision it
+no longer makes is taken back, unless a statement said since revises the dependency by
+another rule (a retraction, a close name); one it now makes is applied. Revisions made
+by other rules are left as they are.
 """
 
 from __future__ import annotations
@@ -26,58 +26,85 @@ class Rehoming:
     superseded: list[tuple[Node, Node, float]] = field(default_factory=list)  # new, old, sim
 
 
-def _dependencies(graph: ContextGraph, subject: str) -> list[Node]:
-    """Every dependency fact about ``subject``, current or not, in the order said."""
+def _facts(graph: ContextGraph, subject: str) -> list[Node]:
+    """Every fact about ``subject``, current or not, in the order said (the graph keeps
+    nodes in the order they were added)."""
     key = subject_key(subject)
-    return sorted((n for n in graph.of_type("fact") if key and subject_key(n.subject) == key
-                   and ADDITIVE.search(frame(n.content))), key=lambda n: (n.turn, n.id))
+    return sorted((n for n in graph.of_type("fact") if key and subject_key(n.subject) == key),
+                  key=lambda n: n.turn)
 
 
-def _wanted(reviser: Reviser, facts: list[Node], names: frozenset[str] | None,
-            ) -> dict[str, Node]:
-    """Old fact id -> the fact the rule makes it give way to under a module knowing
-    ``names``: the first later one of its frame the module knows, naming another name."""
-    out: dict[str, Node] = {}
-    if names is None:
-        return out
-    for n, old in enumerate(facts):
-        if not reviser.foreign(old.content, names):
+def _dependency(node: Node) -> bool:
+    return bool(ADDITIVE.search(frame(node.content)))
+
+
+def _candidates(reviser: Reviser, facts: list[Node], old: Node,
+                names: frozenset[str] | None) -> list[Node]:
+    """The later dependencies ``old`` gives way to under a module knowing ``names``, in
+    the order said: none unless it is foreign there; those of its frame the module knows,
+    naming another name."""
+    if names is None or not reviser.foreign(old.content, names):
+        return []
+    later = facts[facts.index(old) + 1:]
+    return [new for new in later if _dependency(new) and frame(new.content) == frame(old.content)
+            and not reviser.foreign(new.content, names)
+            and not same_dependency(new.content, old.content)]
+
+
+def _revised_since(reviser: Reviser, graph: ContextGraph, facts: list[Node], old: Node,
+                   names: frozenset[str] | None) -> tuple[Node, float] | None:
+    """The first statement said after ``old`` that revises it by another rule, now it is
+    current again: the graph's (a retraction, the same slot) or a close name."""
+    for new in facts[facts.index(old) + 1:]:
+        if new.id not in graph.vectors:
             continue
-        for new in facts[n + 1:]:
-            if frame(new.content) == frame(old.content) \
-                    and not reviser.foreign(new.content, names) \
-                    and not same_dependency(new.content, old.content):
-                out[old.id] = new
-                break
-    return out
+        for other, sim in graph.revisions(new, graph.vectors[new.id], graph.claims.get(new.id),
+                                          graph.bodies.get(new.id)):
+            if other is old:
+                return new, sim
+        if _dependency(new) and frame(new.content) == frame(old.content):
+            both = names is not None and not reviser.foreign(new.content, names) \
+                and not reviser.foreign(old.content, names)
+            close = reviser.replaces_dependency(new.content, old.content, at_hand=both)
+            if close:
+                return new, close
+    return None
+
+
+def _similarity(graph: ContextGraph, a: Node, b: Node) -> float:
+    if a.id not in graph.vectors or b.id not in graph.vectors:
+        return 0.0
+    return float(cosine(graph.vectors[a.id], graph.vectors[b.id][None, :])[0])
 
 
 async def rehome(reviser: Reviser, graph: ContextGraph, subject: str,
                  judge: RevisionJudge | None = None) -> Rehoming:
     """Apply the foreign-dependency rule to ``subject``'s dependencies under its current
     place; ``judge``, when given, confirms a revision before it is applied."""
-    where = reviser.home_of(graph, subject)
-    facts = _dependencies(graph, subject)
-    wanted = _wanted(reviser, facts, reviser.names_in(where))
+    names = reviser.names_in(reviser.home_of(graph, subject))
+    facts = _facts(graph, subject)
     done = Rehoming()
-    for old in facts:
-        by = wanted.get(old.id)
+    for old in [f for f in facts if _dependency(f)]:
+        candidates = _candidates(reviser, facts, old, names)
         if old.id in reviser.foreign_under:
-            if by is not None and old.superseded_by == by.id:
-                reviser.foreign_under[old.id] = where  # the same decision, the new place
-                continue
-            del reviser.foreign_under[old.id]
+            if any(new.id == old.superseded_by for new in candidates):
+                continue  # the same decision under the new place
+            reviser.foreign_under.discard(old.id)
             graph.restore(old)
+            since = _revised_since(reviser, graph, facts, old, names)
+            if since is not None:  # revised since by another rule: it stays revised
+                graph.supersede(since[0], old, since[1])
+                done.superseded.append((since[0], old, since[1]))
+                continue
             done.restored.append(old)
-        if by is None or not old.current:
+        if not old.current:
             continue
-        if judge is not None and await judge.replaces(subject, old.content,
-                                                      by.content) is False:
-            continue
-        sim = 0.0
-        if old.id in graph.vectors and by.id in graph.vectors:
-            sim = float(cosine(graph.vectors[by.id], graph.vectors[old.id][None, :])[0])
-        graph.supersede(by, old, sim)
-        reviser.foreign_under[old.id] = where
-        done.superseded.append((by, old, sim))
+        for new in candidates:
+            if judge is None or await judge.replaces(subject, old.content,
+                                                     new.content) is not False:
+                sim = _similarity(graph, new, old)
+                graph.supersede(new, old, sim)
+                reviser.foreign_under.add(old.id)
+                done.superseded.append((new, old, sim))
+                break
     return done

@@ -208,7 +208,7 @@ class Reviser:
         self._code_vectors: dict[str, np.ndarray | None] = {}
         self.aspects: dict[str, str] = {}  # node id -> aspect ("" when unclear)
         self.bodies: dict[str, np.ndarray] = {}  # node id -> the vector aspects were read from
-        self.foreign_under: dict[str, str] = {}  # node id -> the place it was foreign to
+        self.foreign_under: set[str] = set()  # nodes the foreign rule made give way
 
     def _body(self, node: Node, graph_vector: np.ndarray) -> np.ndarray:
         return self.bodies.get(node.id, graph_vector)
@@ -391,8 +391,7 @@ class Reviser:
         sims = [float(cosine(vector, graph.vectors[o.id][None, :])[0]) for o in others]
         additive = bool(ADDITIVE.search(frame(node.content)))
         found = []
-        where = self.home_of(graph, node.subject) if additive else ""
-        names = self.names_in(where)
+        names = self.names_in(self.home_of(graph, node.subject)) if additive else None
         for revision in self.revisions(node, vector, body_vector,
                                        list(zip(others, sims, strict=True)), additive,
                                        graph.vectors, names):
@@ -404,6 +403,6 @@ class Reviser:
                 if verdict is False or (verdict is None and revision.judged_only):
                     continue
             if revision.rule == "dependency:foreign":
-                self.foreign_under[revision.old.id] = where  # ``rehome`` may take it back
+                self.foreign_under.add(revision.old.id)  # ``rehome`` may take it back
             found.append((revision.old, revision.similarity))
         return found

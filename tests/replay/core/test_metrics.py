@@ -237,6 +237,9 @@ def test_context_metrics_need_a_shared_word_and_the_function_named_for_a_relatio
     assert matcher.relation([hint], [i.text for i in reuse], rivals) == {(0, 0)}
     assert metrics(reuse, hint) == (0.0, 0.0)
     assert metrics(reuse, f"For `duration_isoformat`:\n{hint}") == (0.0, 1.0)
+    # one section naming the function somewhere: only what stands under its heading counts
+    summary = f"## `duration_isoformat`\n- writes ISO durations\n## `time_isoformat`\n- {hint}"
+    assert metrics(reuse, summary) == (0.0, 0.0)
     # a lead line naming the function and the frame, but no dependency
     lead = "Another thing: Libraries `duration_isoformat` needs."
     needs = (Item("e1", "external_dependency", "`duration_isoformat` needs `ParseResult` "
@@ -247,6 +250,21 @@ def test_context_metrics_need_a_shared_word_and_the_function_named_for_a_relatio
     assert matcher.relation([lead], [i.text for i in needs], rivals)  # the cosine alone
     assert metrics(needs, lead) == (0.0, 0.0)
     assert metrics(needs, "- duration_isoformat: Decimal, from decimal") == (1.0, 0.0)
+    # a method: neither word of `Money.charge` is shared; a file named like the function
+    # is its place only by its whole name
+    method = (Item("m1", "parameter_list", "`Money.charge` takes (self).", truth=False,
+                   unit="params"),
+              Item("m2", "parameter_list", "`Money.charge` takes (self, amount).",
+                   unit="params"))
+    sample = Sample("s", "src.isodate.x.Money.charge", "src/isodate/x.py", "", (), method)
+    pack = ContextPack("q", [Section("memory", "m", "Scope: `Money.charge`", 4)])
+    assert context_metrics(matcher, sample, pack) == (0.0, 0.0)
+    where = (Item("l1", "function_location", "`tz_isoformat` belongs in `src/tz_isoformat.py`.",
+                  truth=False, unit="loc"),
+             Item("l2", "function_location", "`tz_isoformat` belongs in `src/isotzinfo.py`.",
+                  unit="loc"))
+    assert metrics(where, "`tz_isoformat` belongs in the src folder") == (0.0, 0.0)
+    assert metrics(where, "- `tz_isoformat` goes into src/tz_isoformat.py") == (0.0, 1.0)
 
 
 def pair(backend, source, subset, k, *, passed, extract, topic, prompt, recall=0.5):
