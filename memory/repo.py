@@ -117,6 +117,9 @@ class RepoIndex:
         # recent searches of the index as it is (a replay's backends ask the same query
         # each turn; an A/B asks it twice): dropped when the index changes
         self._searches: Recent[list[Hit]] = Recent(SEARCHES_KEPT)
+        # how many refreshes found the work tree changed: what a reader of the files
+        # caches is good while this stays as it was
+        self.generation = 0
 
     # -- tables and catalog (opened and read on first use) ----------------------
     def _open(self) -> tuple[Any, Any]:
@@ -262,6 +265,7 @@ class RepoIndex:
             with self._lock:
                 self._loaded, self._mirror = None, None  # re-read on first use
                 self._searches.clear()
+                self.generation += 1
         report.chunks_total = self._chunks.count_rows()
         report.seconds = time.perf_counter() - started
         _manifest.write(self._manifest(), stamp, chunks=report.chunks_total,

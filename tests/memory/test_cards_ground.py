@@ -12,7 +12,7 @@ from memory.backends import registry
 from memory.backends.cards.ground import documented, home, known, module_names, module_of
 from memory.memories import list_cards
 from memory.types import Turn
-from tests.conftest import FORMS
+from tests.conftest import FORMS, git
 from tests.memory.cards_support import facts, repo_env, said_in_turns
 from tests.memory.test_cards_revise import URLS, no_cue
 
@@ -355,6 +355,54 @@ async def test_an_alternative_name_replaces_unless_the_repository_uses_both(home
     assert "app/forms.py::Form.size" in reader.users("len")  # a decorated method parses
     # one last part for both: no telling them apart, though `settle` uses `round_in`
     assert not reader.used_together("app.money.round_in", "other.round_in")
+
+
+async def test_a_module_said_as_a_path_or_a_dotted_name_is_one_module(home_env, script):
+    """A developer names app/money.py as `app/money.py` one time and `app.money` (or
+    `money`) the next: the alternative still replaces; a module that only ends alike
+    (`other/money.py`) is another one, so its name adds."""
+    place = "`charge` belongs in `app/money.py`."
+    first = "`charge` should reuse `round_up` from `app/money.py`."
+    for module in ("app.money", "money"):
+        later = f"`charge` should reuse `round_down` from `{module}`."
+        cards = registry.create("cards", home_env())
+        assert await said_in_turns(cards, script, no_cue([place, first, later])) == [place,
+                                                                                    later]
+    later = "`charge` should reuse `round_down` from `other/money.py`."
+    cards = registry.create("cards", home_env())
+    assert await said_in_turns(cards, script, no_cue([place, first, later])) == [
+        place, first, later]
+
+
+async def test_an_edit_applied_midway_changes_what_the_module_knows(home_env, script):
+    """app/money.py is read when `due` is said; then an edit makes it import
+    `render_form` and the index is refreshed (as the app does after applying one): the
+    module now knows `render_form`, so `quantize` after it adds instead of replacing a
+    foreign name, and the new `show` is one of its users. Read before the edit, the
+    file's old text made it foreign."""
+    env = home_env()
+    cards = registry.create("cards", env)
+    before = no_cue(["`charge` belongs in `app/money.py`.",
+                     "`charge` should reuse `due` from `app/money.py`."])
+    after = no_cue(["`charge` should reuse `render_form` from `app/forms.py`.",
+                    "`charge` should reuse `quantize` from `app/money.py`."])
+    reader = cards.builder.reviser.reader
+    for i, text in enumerate(before):
+        script.push(facts((text,)))
+        await cards.observe(Turn(i, text, "Noted."))
+    assert "render_form" not in reader.source("app/money.py")
+    assert "app/money.py::show" not in reader.users("render_form")
+    money = env.repo.root / "app" / "money.py"
+    money.write_text("from app.forms import render_form\n" + money.read_text()
+                     + "\n\ndef show(form):\n    return render_form(form)\n")
+    git(env.repo.root, "commit", "-qam", "money renders forms")
+    env.repo.refresh()
+    for i, text in enumerate(after, len(before)):
+        script.push(facts((text,)))
+        await cards.observe(Turn(i, text, "Noted."))
+    assert [n.content for n in cards.graph.current() if n.type == "fact"] == before + after
+    assert "render_form" in reader.source("app/money.py")
+    assert "app/money.py::show" in reader.users("render_form")
 
 
 CACHES = '''"""Memoizing decorators."""

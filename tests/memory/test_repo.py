@@ -32,9 +32,11 @@ def test_only_the_edited_file_is_re_embedded(demo_repo, counting_embedder):
     first = len(counting_embedder.texts)
     assert first > 0
     counting_embedder.texts.clear()
+    index.refresh()
+    assert index.generation == 1  # nothing changed: what readers cached still holds
     (demo_repo / "app/db.py").write_text('"""DB."""\n\n\ndef close(conn):\n    """Close it."""\n')
     report = index.refresh()
-    assert report.files_changed == 1
+    assert report.files_changed == 1 and index.generation == 2
     assert counting_embedder.texts, "the edited file must be re-embedded"
     assert all(t.startswith("app/db.py") for t in counting_embedder.texts)
     assert index.locate("app/db.py::close").exact

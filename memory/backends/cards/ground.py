@@ -87,6 +87,30 @@ def known(name: str, module: str, names: frozenset[str]) -> bool:
     return bool(wanted & names)
 
 
+def _module_key(module: str) -> str:
+    """A module as said, dotted: ``app/money.py`` and ``app.money`` both ``app.money``."""
+    module = module.strip().strip("`").lower()
+    if _FILE.match(module):
+        parts = [*PurePosixPath(module.removeprefix("./")).parent.parts,
+                 PurePosixPath(module).stem]
+        return ".".join(p for p in parts if p != "__init__")
+    return module.strip(".")
+
+
+def same_module(a: str, b: str) -> bool:
+    """Whether two modules as said (a file path or a dotted name, "" when none was said)
+    are one: equal once dotted, or, where one is a file of the repository, the dotted
+    name its last parts (``app/money.py`` and ``money``; ``src/pkg/m.py`` and ``pkg.m``).
+    Two dotted names must be equal: ``abc`` is not ``collections.abc``."""
+    x, y = _module_key(a), _module_key(b)
+    if not x or not y:
+        return False
+    if x == y:
+        return True
+    files = _FILE.match(a.strip().strip("`")), _FILE.match(b.strip().strip("`"))
+    return any(files) and (x.endswith("." + y) or y.endswith("." + x))
+
+
 def home(statements: Iterable[str], is_file: Callable[[str], bool]) -> str:
     """The file a function to write goes in: the file named by the latest of
     ``statements`` (oldest first) that names one (``is_file``: whether a path is a file
@@ -153,18 +177,31 @@ def parsed(code: str) -> ast.Module | None:
 
 
 class RepoReader:
-    """The repository's Python files (read once each) and its function search."""
+    """The repository's Python files (read once each while the index stays as it is) and
+    its function search."""
 
     def __init__(self, repo: RepoIndex | None) -> None:
         self.repo = repo
         self._sources: dict[str, str] = {}
         self._used: dict[str, set[str]] | None = None  # name -> functions using it
+        self._read_at = self.generation
+
+    @property
+    def generation(self) -> int:
+        """The index's refresh count (``RepoIndex.generation``): what was read of the files
+        before it changed is dropped."""
+        return getattr(self.repo, "generation", 0)
+
+    def _current(self) -> None:
+        if self._read_at != self.generation:
+            self._sources, self._used, self._read_at = {}, None, self.generation
 
     def source(self, path: str) -> str:
         """The text of a Python file of the repository ("" when it has none)."""
         repo = self.repo
         if repo is None or not path.endswith((".py", ".pyi")) or "\x00" in path:
             return ""
+        self._current()
         if path not in self._sources:
             try:
                 self._sources[path] = (repo.root / repo.relative(path)).read_text(
@@ -177,6 +214,7 @@ class RepoReader:
         """Locations of the repository's functions and methods whose code uses ``name`` (its
         last part) as a plain name: not as another object's attribute, nor in a string, a
         comment or a docstring; a function's own name inside it (recursion) aside."""
+        self._current()
         if self._used is None:
             self._used = {}
             for chunk in self.repo.chunks(("function", "method")) if self.repo else ():

@@ -209,6 +209,13 @@ class Reviser:
         self.aspects: dict[str, str] = {}  # node id -> aspect ("" when unclear)
         self.bodies: dict[str, np.ndarray] = {}  # node id -> the vector aspects were read from
         self.foreign_under: set[str] = set()  # nodes the foreign rule made give way
+        self._read_at = reader.generation if reader is not None else 0
+
+    def _current(self) -> None:
+        """Forget what was read of the repository once its index changed (an edit applied)."""
+        if self.reader is not None and self._read_at != self.reader.generation:
+            self._module_names, self._doc_vectors, self._code_vectors = {}, {}, {}
+            self._read_at = self.reader.generation
 
     def _body(self, node: Node, graph_vector: np.ndarray) -> np.ndarray:
         return self.bodies.get(node.id, graph_vector)
@@ -237,6 +244,7 @@ class Reviser:
 
     # -- dependencies -------------------------------------------------------------------
     def _code_vector(self, name: str) -> np.ndarray | None:
+        self._current()
         if name not in self._code_vectors:
             code = self.code_of(name)
             self._code_vectors[name] = (np.asarray(self.embedder.embed([code[:2000]])[0],
@@ -254,15 +262,15 @@ class Reviser:
         if a is None or b is None or a[0].lower() == b[0].lower():
             return 0.0
         names = name_similarity(a[0], b[0])
-        same_module = bool(a[1]) and a[1].lower() == b[1].lower()
-        if at_hand and not (same_module and names >= NAME_CLOSE and swapped(a[0], b[0])):
+        one_module = ground.same_module(a[1], b[1])  # a path or a dotted name, as said
+        if at_hand and not (one_module and names >= NAME_CLOSE and swapped(a[0], b[0])):
             return 0.0
         if kind(a[0], self.code_of(a[0])) != kind(b[0], self.code_of(b[0])):
             return 0.0  # a function does not stand in for a class (lfu_cache, TTLCache)
-        if (names >= NAME_CLOSE and not at_hand) or (same_module and names >= NAME_NEAR):
+        if (names >= NAME_CLOSE and not at_hand) or (one_module and names >= NAME_NEAR):
             score = names
         else:
-            va, vb = (self._code_vector(a[0]), self._code_vector(b[0])) if same_module \
+            va, vb = (self._code_vector(a[0]), self._code_vector(b[0])) if one_module \
                 else (None, None)
             role = 0.0 if va is None or vb is None else float(cosine(va, vb[None, :])[0])
             score = role if role >= ROLE_CLOSE else 0.0
@@ -285,6 +293,7 @@ class Reviser:
         it cannot be read."""
         if not where or self.reader is None:
             return None
+        self._current()
         if where not in self._module_names:
             self._module_names[where] = module_names(self.reader.source(where))
         return self._module_names[where] or None
@@ -295,6 +304,7 @@ class Reviser:
         does (or no repository search was given)."""
         if self.reader is None:
             return ""
+        self._current()
         mine = subject_key(subject)  # searched by the claim alone: the subject's name
         # would rank the functions named like it first, not the one the claim describes
         for location, code in self.reader.functions(_without_subject(body(text), subject),
