@@ -226,3 +226,24 @@ async def test_the_embedded_model_answers_the_judge_under_its_grammar():
     assert verdict in (True, False)
     assert judge.stats.asked == 1 and judge.stats.failed == 0
     assert llm.stats.grammar == llm.stats.parsed == 1
+
+
+@pytest.mark.parametrize("negation", [
+    "`connect` should not reuse `parse_url`.",
+    "`connect` must not depend on `parse_url`.",
+    "`connect` must work without `parse_url`.",
+    "`connect` should not call `parse_url` from `app/urls.py`.",
+])
+async def test_a_dependency_said_not_to_be_used_gives_way_and_back(deps_env, script,
+                                                                   negation):
+    """A dependency later said not to be used is no longer current, and one said not to
+    be used and later said to be used is; a negation of one name leaves the others of
+    its module (`split_url`), and a negation of another name leaves the first."""
+    use = "`connect` should reuse `parse_url` from `app/urls.py`."
+    other = "`connect` should reuse `split_url` from `app/urls.py`."
+    for said, current in (([use, negation], [negation]),
+                          ([negation, use], [use]),
+                          ([negation, other], [negation, other]),
+                          ([use, "`connect` should not reuse `log_event`."], None)):
+        cards = registry.create("cards", deps_env())
+        assert await said_in_turns(cards, script, no_cue(said)) == (current or said)

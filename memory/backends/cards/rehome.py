@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from memory.backends.cards.graph import ADDITIVE, ContextGraph, Node, frame, subject_key
 from memory.backends.cards.judge import RevisionJudge
-from memory.backends.cards.revise import Reviser, same_dependency
+from memory.backends.cards.revise import Reviser
+from memory.backends.cards.uses import same_dependency
 from memory.embed import cosine
 
 

@@ -33,7 +33,10 @@ one supersedes the earlier when:
   ``BORROWED`` to its docstring's first paragraph or to one of its sentences, and it
   keeps the words by which that sentence names its function: ``ground.misses_its_name``):
   a later statement about the subject that is not itself borrowed, and does not say it
-  adds, replaces it. A statement about the function itself is never borrowed.
+  adds, replaces it. A statement about the function itself is never borrowed;
+- **not used**: one says a dependency is not to be used and the other that it is
+  ("should not reuse `g`" after "should reuse `g` from `m`", or the other way round;
+  ``uses``).
 
 The optional revision judge (``judge``) confirms the uncertain ones (same constraint,
 dependency, borrowed) with a model, and decides alone one more case the rules leave open:
@@ -66,6 +69,7 @@ from memory.backends.cards.graph import (
 from memory.backends.cards.ground import RepoReader, documented, home, known, module_names
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.names import kind, name_similarity, swapped
+from memory.backends.cards.uses import contradicts_use, dependency, same_dependency
 from memory.embed import Embedder, cosine
 
 RESTATE_WORDS = 0.7  # word-sequence similarity from which a statement restates another
@@ -114,7 +118,6 @@ SINGLE_OR_UNCLEAR = ("behaviour", "")  # what a later description may replace (j
 JUDGED_AT_MOST = 2  # descriptions per new fact that the judge is asked about
 _ADDS = re.compile(r"\b(also|as well|too|in addition|additionally|besides|another)\b", re.I)
 
-_SPAN = re.compile(r"`([^`\n]+)`")
 _VALUE = re.compile(r"`[^`\n]+`|\"[^\"\n]*\"|'[^'\n]*'|\b\d+(?:\.\d+)?\b|"
                     r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b\w+_\w+\b")
 _WORDS = re.compile(r"[A-Za-z0-9_.]+")
@@ -160,22 +163,6 @@ def restates(new: str, old: str, subject: str, sim: float) -> float:
 def adds(text: str) -> bool:
     """Whether a statement says it adds to what was said ("`f` should also ...")."""
     return bool(_ADDS.search(text))
-
-
-# -- dependencies --------------------------------------------------------------------------
-def dependency(text: str) -> tuple[str, str] | None:
-    """(name, module) a dependency statement names: the code span after its subject and
-    the one after that ("" when none); None when it names no second code span."""
-    spans = _SPAN.findall(text)
-    if len(spans) < 2:
-        return None
-    return spans[1].strip("()"), (spans[2] if len(spans) > 2 else "")
-
-
-def same_dependency(a: str, b: str) -> bool:
-    """Whether two statements name the same dependency (or either names none)."""
-    x, y = dependency(a), dependency(b)
-    return x is None or y is None or x[0].lower() == y[0].lower()
 
 
 @dataclass
@@ -349,6 +336,9 @@ class Reviser:
         found: list[Revision] = []
         asked: list[Revision] = []  # for the judge only: the closest descriptions
         for other, sim in others:
+            if contradicts_use(node.content, other.content, node.subject):
+                found.append(Revision(other, sim, "dependency:negated"))
+                continue
             if additive:
                 if frame(other.content) == frame(node.content):
                     both = home_names is not None and not self.foreign(

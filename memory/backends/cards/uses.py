@@ -1,0 +1,82 @@
+"""A dependency said not to be used, and said to be used again.
+
+"`charge` should reuse `round_up` from `app/money.py`." and later "`charge` should not
+reuse `round_up`." (or "Don't use `round_up` in `charge`.", "`charge` must work without
+`round_up`") say opposite things of one name: the later one holds. The other way round
+too: a name said not to be used and later said to be used is used. Neither needs a cue
+word; the names decide. A negation names what it rules out by the first code span after
+its negating words (its subject's aside), a use names a dependency and its module
+(``dependency``); a negation of a whole module ("should not import anything from the
+`m` module") rules out every name said to come from it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory.backends.cards.graph import ADDITIVE, frame
+
+_SPAN = re.compile(r"`([^`\n]+)`")
+_NEGATED = re.compile(
+    r"(?:\bnot|\bnever|n't|\bno longer)\s+(?:\w+\s+){0,2}?"
+    r"(?:use|reuse|call|import|need|depend on|rely on|touch)\b"
+    r"|\b(?:avoid|avoids|without)\b", re.I)
+
+
+def _negation(text: str) -> re.Match[str] | None:
+    return _NEGATED.search(text.replace("\u2019", "'"))
+
+
+def negates_use(text: str) -> bool:
+    """Whether a statement says something is not to be used ("should not reuse `g`",
+    "don't call `g`", "avoid `g`", "without `g`")."""
+    return _negation(text) is not None
+
+
+def _key(name: str) -> str:
+    return name.strip("()").lower()
+
+
+def ruled_out(text: str, subject: str) -> set[str]:
+    """What a negation rules out: the first code span after its negating words that is
+    not its subject (a name, or a module: "anything from the `m` module"), also by its
+    last dotted part; empty when it names none."""
+    found = _negation(text)
+    if found is None:
+        return set()
+    own = _key(subject.split("::")[-1].split(".")[-1])
+    for span in _SPAN.findall(text.replace("\u2019", "'")[found.end():]):
+        key = _key(span)
+        if key and key != own and not key.endswith("." + own):
+            return {key, key.rsplit(".", 1)[-1]}
+    return set()
+
+
+def dependency(text: str) -> tuple[str, str] | None:
+    """(name, module) a dependency statement names: the code span after its subject and
+    the one after that ("" when none); None when it names no second code span."""
+    spans = _SPAN.findall(text)
+    if len(spans) < 2:
+        return None
+    return spans[1].strip("()"), (spans[2] if len(spans) > 2 else "")
+
+
+def same_dependency(a: str, b: str) -> bool:
+    """Whether two statements name the same dependency (or either names none)."""
+    x, y = dependency(a), dependency(b)
+    return x is None or y is None or x[0].lower() == y[0].lower()
+
+
+def contradicts_use(new: str, old: str, subject: str) -> bool:
+    """Whether ``new`` says the opposite of ``old`` about one dependency: one is a
+    negation ruling out the name (or the module) the other, a plain dependency statement
+    ("`f` needs `g` from `m`"), says is used."""
+    if negates_use(new) == negates_use(old):
+        return False
+    negation, use = (new, old) if negates_use(new) else (old, new)
+    used = dependency(use) if ADDITIVE.search(frame(use)) else None
+    if used is None:
+        return False
+    name, module = _key(used[0]), _key(used[1])
+    out = ruled_out(negation, subject)
+    return name in out or name.rsplit(".", 1)[-1] in out or (bool(module) and module in out)
