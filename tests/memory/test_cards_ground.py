@@ -197,6 +197,33 @@ async def test_a_new_place_takes_the_foreign_rule_again(home_env, script, tmp_pa
     assert said[1] in listed and said[1] not in history and said[2] in history
 
 
+async def test_a_new_place_takes_back_a_close_name_it_has_at_hand(tmp_path, embedder,
+                                                                  script):
+    """Seen on isodate: under a stale place (app/zones.py, which does not know
+    `parse_date`) `parse_zone` read as a close name replacing `parse_date`; the true
+    place, app/stamps.py, imports both from two modules: they add, so `parse_date` is
+    current again. Under a place that knows neither, the close name still replaces."""
+    files = {"app/__init__.py": "",
+             "app/dates.py": '"""Dates."""\n\n\ndef parse_date(text):\n    return text\n',
+             "app/zones.py": '"""Zones."""\n\n\ndef parse_zone(text):\n    return text\n',
+             "app/stamps.py": '"""Stamps."""\nfrom app.dates import parse_date\n'
+                              'from app.zones import parse_zone\n',
+             "app/other.py": '"""Other."""\n'}
+    env = repo_env(tmp_path, embedder, files)
+    said = no_cue(["`parse_stamp` belongs in `app/zones.py`.",
+                   "`parse_stamp` should reuse `parse_date` from `app/dates.py`.",
+                   "`parse_stamp` should reuse `parse_zone` from `app/zones.py`."])
+    for place, current in (("app/stamps.py", said[1:]), ("app/other.py", said[2:])):
+        cards = registry.create("cards", env())
+        assert await said_in_turns(cards, script, said) == [said[0], said[2]]
+        moved = f"`parse_stamp` belongs in `{place}`."
+        script.push(facts((moved,)))
+        await cards.observe(Turn(len(said), moved, "Noted."))
+        assert [n.content for n in cards.graph.current() if n.type == "fact"] == [
+            *current, moved]
+        assert (("RESTORE", "fact:1:0") in cards.last_events) == (place == "app/stamps.py")
+
+
 async def test_a_dependency_replaced_meanwhile_stays_replaced(home_env, script):
     """A new place takes the foreign rule back only where nothing said since revises the
     dependency by another rule: `round_up` gave way (foreign to the stale place) and then

@@ -1,13 +1,17 @@
-"""The foreign-dependency rule again, when the place said for a function changes.
+"""The dependency rules again, when the place said for a function changes.
 
 A dependency the function's module does not know gives way to the next one of its frame
-that the module knows (``revise.Reviser.revisions``). The module is the file said last
-as the function's place (``ground.home``), and in a long conversation an earlier place
-may be a stale one: under it, true dependencies looked foreign and gave way. So when the
-place changes, the rule's decisions are taken again under the new place: a decision it
-no longer makes is taken back, unless a statement said since revises the dependency by
-another rule (a retraction, a close name); one it now makes is applied. Revisions made
-by other rules are left as they are.
+that the module knows, and a close name replaces an earlier one unless the module knows
+both and it is no alternative (``revise.Reviser.revisions``). The module is the file said
+last as the function's place (``ground.home``), and in a long conversation an earlier
+place may be a stale one: under it, true dependencies looked foreign and gave way, or
+two the true module has at hand looked like one replacing the other (isodate: under a
+stale `isotzinfo.py`, `parse_tzinfo` replaced the true `parse_date`). So when the place
+changes, these decisions are taken again under the new place: a decision no longer made
+is taken back, unless a statement said since revises the dependency by another rule (a
+retraction, a close name); a foreign-rule decision it now makes is applied. Revisions
+made by other rules are left as they are, and so is a close name that did not replace
+under the old place.
 """
 
 from __future__ import annotations
@@ -52,6 +56,12 @@ def _candidates(reviser: Reviser, facts: list[Node], old: Node,
             and not same_dependency(new.content, old.content)]
 
 
+def _at_hand(reviser: Reviser, names: frozenset[str] | None, new: Node, old: Node) -> bool:
+    """Whether the module (knowing ``names``) knows both dependencies."""
+    return names is not None and not reviser.foreign(new.content, names) \
+        and not reviser.foreign(old.content, names)
+
+
 def _revised_since(reviser: Reviser, graph: ContextGraph, facts: list[Node], old: Node,
                    names: frozenset[str] | None) -> tuple[Node, float] | None:
     """The first statement said after ``old`` that revises it by another rule, now it is
@@ -64,9 +74,8 @@ def _revised_since(reviser: Reviser, graph: ContextGraph, facts: list[Node], old
             if other is old:
                 return new, sim
         if _dependency(new) and frame(new.content) == frame(old.content):
-            both = names is not None and not reviser.foreign(new.content, names) \
-                and not reviser.foreign(old.content, names)
-            close = reviser.replaces_dependency(new.content, old.content, at_hand=both)
+            close = reviser.replaces_dependency(new.content, old.content,
+                                                at_hand=_at_hand(reviser, names, new, old))
             if close:
                 return new, close
     return None
@@ -78,26 +87,47 @@ def _similarity(graph: ContextGraph, a: Node, b: Node) -> float:
     return float(cosine(graph.vectors[a.id], graph.vectors[b.id][None, :])[0])
 
 
+def _still_close(reviser: Reviser, graph: ContextGraph, old: Node,
+                 names: frozenset[str] | None) -> bool:
+    """Whether what replaced ``old`` as a close name still does under the current place."""
+    new = graph.nodes.get(old.superseded_by or "")
+    return new is None or bool(reviser.replaces_dependency(
+        new.content, old.content, at_hand=_at_hand(reviser, names, new, old)))
+
+
+def _take_back(reviser: Reviser, graph: ContextGraph, facts: list[Node], old: Node,
+               names: frozenset[str] | None, done: Rehoming) -> bool:
+    """Make ``old`` current again, unless a statement said since revises it by another
+    rule (then that one supersedes it: True)."""
+    graph.restore(old)
+    since = _revised_since(reviser, graph, facts, old, names)
+    if since is not None:
+        graph.supersede(since[0], old, since[1])
+        done.superseded.append((since[0], old, since[1]))
+        return True
+    done.restored.append(old)
+    return False
+
+
 async def rehome(reviser: Reviser, graph: ContextGraph, subject: str,
                  judge: RevisionJudge | None = None) -> Rehoming:
-    """Apply the foreign-dependency rule to ``subject``'s dependencies under its current
+    """Take the dependency rules again for ``subject``'s dependencies under its current
     place; ``judge``, when given, confirms a revision before it is applied."""
     names = reviser.names_in(reviser.home_of(graph, subject))
     facts = _facts(graph, subject)
     done = Rehoming()
     for old in [f for f in facts if _dependency(f)]:
+        if old.id in reviser.close_under and not _still_close(reviser, graph, old, names):
+            reviser.close_under.discard(old.id)
+            if _take_back(reviser, graph, facts, old, names, done):
+                continue
         candidates = _candidates(reviser, facts, old, names)
         if old.id in reviser.foreign_under:
             if any(new.id == old.superseded_by for new in candidates):
                 continue  # the same decision under the new place
             reviser.foreign_under.discard(old.id)
-            graph.restore(old)
-            since = _revised_since(reviser, graph, facts, old, names)
-            if since is not None:  # revised since by another rule: it stays revised
-                graph.supersede(since[0], old, since[1])
-                done.superseded.append((since[0], old, since[1]))
+            if _take_back(reviser, graph, facts, old, names, done):
                 continue
-            done.restored.append(old)
         if not old.current:
             continue
         for new in candidates:

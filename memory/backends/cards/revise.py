@@ -196,6 +196,7 @@ class Reviser:
         self.aspects: dict[str, str] = {}  # node id -> aspect ("" when unclear)
         self.bodies: dict[str, np.ndarray] = {}  # node id -> the vector aspects were read from
         self.foreign_under: set[str] = set()  # nodes the foreign rule made give way
+        self.close_under: set[str] = set()  # nodes a close name replaced (``at_hand``)
         self._read_at = reader.generation if reader is not None else 0
 
     def _current(self) -> None:
@@ -404,5 +405,7 @@ class Reviser:
                     continue
             if revision.rule == "dependency:foreign":
                 self.foreign_under.add(revision.old.id)  # ``rehome`` may take it back
+            elif revision.rule == "dependency":
+                self.close_under.add(revision.old.id)  # so may it, for a close name
             found.append((revision.old, revision.similarity))
         return found
