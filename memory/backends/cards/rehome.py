@@ -56,12 +56,6 @@ def _candidates(reviser: Reviser, facts: list[Node], old: Node,
             and not same_dependency(new.content, old.content)]
 
 
-def _at_hand(reviser: Reviser, names: frozenset[str] | None, new: Node, old: Node) -> bool:
-    """Whether the module (knowing ``names``) knows both dependencies."""
-    return names is not None and not reviser.foreign(new.content, names) \
-        and not reviser.foreign(old.content, names)
-
-
 def _revised_since(reviser: Reviser, graph: ContextGraph, facts: list[Node], old: Node,
                    names: frozenset[str] | None) -> tuple[Node, float] | None:
     """The first statement said after ``old`` that revises it by another rule, now it is
@@ -74,8 +68,7 @@ def _revised_since(reviser: Reviser, graph: ContextGraph, facts: list[Node], old
             if other is old:
                 return new, sim
         if _dependency(new) and frame(new.content) == frame(old.content):
-            close = reviser.replaces_dependency(new.content, old.content,
-                                                at_hand=_at_hand(reviser, names, new, old))
+            close = reviser.replaces_under(new.content, old.content, names)
             if close:
                 return new, close
     return None
@@ -91,8 +84,7 @@ def _still_close(reviser: Reviser, graph: ContextGraph, old: Node,
                  names: frozenset[str] | None) -> bool:
     """Whether what replaced ``old`` as a close name still does under the current place."""
     new = graph.nodes.get(old.superseded_by or "")
-    return new is None or bool(reviser.replaces_dependency(
-        new.content, old.content, at_hand=_at_hand(reviser, names, new, old)))
+    return new is None or bool(reviser.replaces_under(new.content, old.content, names))
 
 
 def _take_back(reviser: Reviser, graph: ContextGraph, facts: list[Node], old: Node,

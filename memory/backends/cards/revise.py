@@ -56,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.backends.cards import ground
+from memory.backends.cards.aspects import ASPECTS
 from memory.backends.cards.graph import (
     ADDITIVE,
     ContextGraph,
@@ -85,35 +86,6 @@ PARAPHRASE = 0.8  # two descriptions this close (without their leads) say one th
 BORROWED = 0.95  # a claim this close to another function's docstring describes that one
 BORROW_SEARCH = 3  # functions of the repository a claim is compared with
 
-# Prototype statements of the aspects a fact about a function may set (our own words,
-# generic): a statement's aspect is the one whose prototypes it is closest to.
-ASPECTS: dict[str, tuple[str, ...]] = {
-    "behaviour": (
-        "The function computes the total of the given values and returns it.",
-        "It converts the input text into a list of records.",
-        "The function splits the items into groups and yields each group in turn.",
-        "It reads the file and returns the parsed contents as a dictionary.",
-        "The method removes the entry and returns what is left.",
-        "It merges the two iterables into one sorted sequence.",
-        "The function formats the amount as a string with a currency sign.",
-    ),
-    "constraint": (
-        "It raises ValueError when the argument is negative.",
-        "An empty input is rejected with an error.",
-        "If the key is missing, the function raises KeyError.",
-        "The argument must be a positive integer, otherwise raise TypeError.",
-        "Invalid values are refused before anything is changed.",
-        "It must never modify its arguments in place.",
-    ),
-    "convention": (
-        "Add type hints to every parameter and to the return value.",
-        "Write a docstring with a short example for each public function.",
-        "Name private helpers with a leading underscore.",
-        "Log through the module logger instead of calling print.",
-        "Use f-strings in the code, not percent formatting.",
-        "Keep each function under forty lines and avoid global variables.",
-    ),
-}
 SINGLE_OR_UNCLEAR = ("behaviour", "")  # what a later description may replace (judge)
 JUDGED_AT_MOST = 2  # descriptions per new fact that the judge is asked about
 _ADDS = re.compile(r"\b(also|as well|too|in addition|additionally|besides|another)\b", re.I)
@@ -265,6 +237,16 @@ class Reviser:
         together = score and self.reader is not None and self.reader.used_together(a[0], b[0])
         return 0.0 if together else score
 
+    def replaces_under(self, new: str, old: str, names: frozenset[str] | None) -> float:
+        """``replaces_dependency`` under a module knowing ``names`` (None: unknown); a name
+        it does not know never takes the place of one it knows (isodate: `parse_tzinfo`)."""
+        if names is None:
+            return self.replaces_dependency(new, old)
+        if self.foreign(new, names) and not self.foreign(old, names):
+            return 0.0
+        both = not self.foreign(new, names) and not self.foreign(old, names)
+        return self.replaces_dependency(new, old, at_hand=both)
+
     def home_of(self, graph: ContextGraph, subject: str) -> str:
         """The repository file said last as the place of ``subject`` ("" when none is, or
         when the repository has the function: then a dependency named for it is one its
@@ -342,9 +324,7 @@ class Reviser:
                 continue
             if additive:
                 if frame(other.content) == frame(node.content):
-                    both = home_names is not None and not self.foreign(
-                        node.content, home_names) and not self.foreign(other.content, home_names)
-                    close = self.replaces_dependency(node.content, other.content, at_hand=both)
+                    close = self.replaces_under(node.content, other.content, home_names)
                     if close:
                         found.append(Revision(other, close, "dependency", uncertain=True))
                     # a name its module does not know gives way to one it knows (both
