@@ -26,8 +26,9 @@ one supersedes the earlier when:
   does a close one when the module knows both (it has them at hand: a function there
   may use both: a similar name with a word more or fewer, or similar code); an
   alternative to the earlier name (one word of it swapped, ``names.swapped``) replaces
-  it even then. Two names some function of the repository
-  uses together (``ground.RepoReader.used_together``) are never close.
+  it even then; a close name the module does not know never replaces one it knows. Two
+  names some function of the repository uses together
+  (``ground.RepoReader.used_together``) are never close.
 - **borrowed**: the earlier one describes another function of the repository (its
   claim, without the lead, is that function's documented behaviour: MiniLM cosine
   ``BORROWED`` to its docstring's first paragraph or to one of its sentences, and it
