@@ -224,27 +224,6 @@ async def test_a_new_place_takes_back_a_close_name_it_has_at_hand(tmp_path, embe
         assert (("RESTORE", "fact:1:0") in cards.last_events) == (place == "app/stamps.py")
 
 
-async def test_a_close_name_the_module_does_not_know_adds_to_one_it_knows(tmp_path, embedder,
-                                                                        script):
-    """Seen on isodate: app/stamps.py imports `parse_date`, not `parse_zone`; said in
-    that order, the close name foreign to the module adds instead of replacing the one
-    it knows. In the other order the foreign one gives way (the foreign rule)."""
-    files = {"app/__init__.py": "",
-             "app/dates.py": '"""Dates."""\n\n\ndef parse_date(text):\n    return text\n',
-             "app/zones.py": '"""Zones."""\n\n\ndef parse_zone(text):\n    return text\n',
-             "app/stamps.py": '"""Stamps."""\nfrom app.dates import parse_date\n'}
-    env = repo_env(tmp_path, embedder, files)
-    place = "`parse_stamp` belongs in `app/stamps.py`."
-    known = "`parse_stamp` should reuse `parse_date` from `app/dates.py`."
-    foreign = "`parse_stamp` should reuse `parse_zone` from `app/zones.py`."
-    cards = registry.create("cards", env())
-    assert await said_in_turns(cards, script, no_cue([place, known, foreign])) == [
-        place, known, foreign]
-    cards = registry.create("cards", env())
-    assert await said_in_turns(cards, script, no_cue([place, foreign, known])) == [
-        place, known]
-
-
 async def test_a_dependency_replaced_meanwhile_stays_replaced(home_env, script):
     """A new place takes the foreign rule back only where nothing said since revises the
     dependency by another rule: `round_up` gave way (foreign to the stale place) and then

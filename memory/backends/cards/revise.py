@@ -26,8 +26,7 @@ one supersedes the earlier when:
   does a close one when the module knows both (it has them at hand: a function there
   may use both: a similar name with a word more or fewer, or similar code); an
   alternative to the earlier name (one word of it swapped, ``names.swapped``) replaces
-  it even then; a close name the module does not know never replaces one it knows. Two
-  names some function of the repository uses together
+  it even then. Two names some function of the repository uses together
   (``ground.RepoReader.used_together``) are never close.
 - **borrowed**: the earlier one describes another function of the repository (its
   claim, without the lead, is that function's documented behaviour: MiniLM cosine
@@ -239,13 +238,10 @@ class Reviser:
         return 0.0 if together else score
 
     def replaces_under(self, new: str, old: str, names: frozenset[str] | None) -> float:
-        """``replaces_dependency`` under a module knowing ``names`` (None: unknown); a name
-        it does not know never takes the place of one it knows (isodate: `parse_tzinfo`)."""
-        if names is None:
-            return self.replaces_dependency(new, old)
-        if self.foreign(new, names) and not self.foreign(old, names):
-            return 0.0
-        both = not self.foreign(new, names) and not self.foreign(old, names)
+        """``replaces_dependency`` under a module knowing ``names`` (None: unknown): the
+        two are at hand when it knows both."""
+        both = names is not None and not self.foreign(new, names) \
+            and not self.foreign(old, names)
         return self.replaces_dependency(new, old, at_hand=both)
 
     def home_of(self, graph: ContextGraph, subject: str) -> str:
