@@ -224,6 +224,25 @@ async def test_a_new_place_takes_back_a_close_name_it_has_at_hand(tmp_path, embe
         assert (("RESTORE", "fact:1:0") in cards.last_events) == (place == "app/stamps.py")
 
 
+async def test_a_dependency_said_since_not_to_be_used_is_not_taken_back(tmp_path, embedder,
+                                                                        script):
+    """Review: `parse_date` gave way to a close name under a stale place, then was said
+    not to be used; under the true place it is not made current again."""
+    files = {"app/__init__.py": "",
+             "app/dates.py": '"""Dates."""\n\n\ndef parse_date(text):\n    return text\n',
+             "app/zones.py": '"""Zones."""\n\n\ndef parse_zone(text):\n    return text\n',
+             "app/stamps.py": '"""Stamps."""\nfrom app.dates import parse_date\n'
+                              'from app.zones import parse_zone\n'}
+    env = repo_env(tmp_path, embedder, files)
+    said = no_cue(["`parse_stamp` belongs in `app/zones.py`.",
+                   "`parse_stamp` should reuse `parse_date` from `app/dates.py`.",
+                   "`parse_stamp` should reuse `parse_zone` from `app/zones.py`.",
+                   "`parse_stamp` must not call `parse_date`.",
+                   "`parse_stamp` belongs in `app/stamps.py`."])
+    cards = registry.create("cards", env())
+    assert await said_in_turns(cards, script, said) == said[2:]
+
+
 async def test_a_dependency_replaced_meanwhile_stays_replaced(home_env, script):
     """A new place takes the foreign rule back only where nothing said since revises the
     dependency by another rule: `round_up` gave way (foreign to the stale place) and then
@@ -464,3 +483,13 @@ async def test_a_siblings_docstring_without_its_naming_word_is_not_borrowed(
                            "keys.py::typedkey", "hashkey")
     assert not misses_its_name("Return the size of an element.", "Return the size of an "
                                "element.", "a.py::getsizeof", "hashkey")
+
+
+def test_a_file_and_a_dotted_name_are_one_module_only_by_the_files_last_parts():
+    from memory.backends.cards.ground import same_module
+
+    assert same_module("app/money.py", "app.money") and same_module("app/money.py", "money")
+    assert same_module("src/pkg/m.py", "pkg.m") and same_module("pkg/__init__.py", "pkg")
+    assert not same_module("money.py", "app.money")  # the dotted name is longer (review)
+    assert not same_module("abc", "collections.abc")
+    assert not same_module("a/money.py", "b/money.py")

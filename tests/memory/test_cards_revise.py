@@ -231,7 +231,7 @@ async def test_the_embedded_model_answers_the_judge_under_its_grammar():
 @pytest.mark.parametrize("negation", [
     "`connect` should not reuse `parse_url`.",
     "`connect` must not depend on `parse_url`.",
-    "`connect` must work without `parse_url`.",
+    "`connect` must never call `parse_url`.",
     "`connect` should not call `parse_url` from `app/urls.py`.",
 ])
 async def test_a_dependency_said_not_to_be_used_gives_way_and_back(deps_env, script,
@@ -247,3 +247,17 @@ async def test_a_dependency_said_not_to_be_used_gives_way_and_back(deps_env, scr
                           ([use, "`connect` should not reuse `log_event`."], None)):
         cards = registry.create("cards", deps_env())
         assert await said_in_turns(cards, script, no_cue(said)) == (current or said)
+
+
+@pytest.mark.parametrize("said_to_use", [
+    "`connect` cannot work without `parse_url`.",
+    "`connect` should not only use `parse_url` but also `split_url`.",
+    "`connect` should not use anything but `parse_url`.",
+])
+async def test_a_statement_that_needs_the_dependency_is_no_negation(deps_env, script,
+                                                                     said_to_use):
+    """Negation words that still say the dependency is used (review): both stay."""
+    use = "`connect` should reuse `parse_url` from `app/urls.py`."
+    cards = registry.create("cards", deps_env())
+    said = no_cue([use, said_to_use])
+    assert await said_in_turns(cards, script, said) == said

@@ -107,8 +107,11 @@ def same_module(a: str, b: str) -> bool:
         return False
     if x == y:
         return True
-    files = _FILE.match(a.strip().strip("`")), _FILE.match(b.strip().strip("`"))
-    return any(files) and (x.endswith("." + y) or y.endswith("." + x))
+    is_file = (bool(_FILE.match(a.strip().strip("`"))), bool(_FILE.match(b.strip().strip("`"))))
+    if is_file[0] == is_file[1]:
+        return False  # two files, or two dotted names: equal or not the same
+    path, name = (x, y) if is_file[0] else (y, x)
+    return path.endswith("." + name)
 
 
 def home(statements: Iterable[str], is_file: Callable[[str], bool]) -> str:

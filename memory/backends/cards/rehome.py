@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from memory.backends.cards.graph import ADDITIVE, ContextGraph, Node, frame, subject_key
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.revise import Reviser
-from memory.backends.cards.uses import same_dependency
+from memory.backends.cards.uses import contradicts_use, negates_use, same_dependency
 from memory.embed import cosine
 
 
@@ -48,10 +48,11 @@ def _candidates(reviser: Reviser, facts: list[Node], old: Node,
     """The later dependencies ``old`` gives way to under a module knowing ``names``, in
     the order said: none unless it is foreign there; those of its frame the module knows,
     naming another name."""
-    if names is None or not reviser.foreign(old.content, names):
+    if names is None or negates_use(old.content) or not reviser.foreign(old.content, names):
         return []
     later = facts[facts.index(old) + 1:]
-    return [new for new in later if _dependency(new) and frame(new.content) == frame(old.content)
+    return [new for new in later if _dependency(new) and not negates_use(new.content)
+            and frame(new.content) == frame(old.content)
             and not reviser.foreign(new.content, names)
             and not same_dependency(new.content, old.content)]
 
@@ -61,6 +62,8 @@ def _revised_since(reviser: Reviser, graph: ContextGraph, facts: list[Node], old
     """The first statement said after ``old`` that revises it by another rule, now it is
     current again: the graph's (a retraction, the same slot) or a close name."""
     for new in facts[facts.index(old) + 1:]:
+        if contradicts_use(new.content, old.content, new.subject):
+            return new, _similarity(graph, new, old)  # said since not to be used
         if new.id not in graph.vectors:
             continue
         for other, sim in graph.revisions(new, graph.vectors[new.id], graph.claims.get(new.id),

@@ -70,7 +70,12 @@ from memory.backends.cards.graph import (
 from memory.backends.cards.ground import RepoReader, documented, home, known, module_names
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.names import kind, name_similarity, swapped
-from memory.backends.cards.uses import contradicts_use, dependency, same_dependency
+from memory.backends.cards.uses import (
+    contradicts_use,
+    dependency,
+    negates_use,
+    same_dependency,
+)
 from memory.embed import Embedder, cosine
 
 RESTATE_WORDS = 0.7  # word-sequence similarity from which a statement restates another
@@ -319,6 +324,8 @@ class Reviser:
             if contradicts_use(node.content, other.content, node.subject):
                 found.append(Revision(other, sim, "dependency:negated"))
                 continue
+            if negates_use(node.content) or negates_use(other.content):
+                continue  # what is not to be used is no dependency a close name replaces
             if additive:
                 if frame(other.content) == frame(node.content):
                     close = self.replaces_under(node.content, other.content, home_names)

@@ -1,10 +1,12 @@
 """A dependency said not to be used, and said to be used again.
 
 "`charge` should reuse `round_up` from `app/money.py`." and later "`charge` should not
-reuse `round_up`." (or "Don't use `round_up` in `charge`.", "`charge` must work without
-`round_up`") say opposite things of one name: the later one holds. The other way round
-too: a name said not to be used and later said to be used is used. Neither needs a cue
-word; the names decide. A negation names what it rules out by the first code span after
+reuse `round_up`." (or "`charge` must never call `round_up`.") say opposite things of
+one name: the later one holds. The other way round too: a name said not to be used and
+later said to be used is used. Neither needs a cue word; the names decide. Words of
+negation that still say the name is used ("cannot work without `g`", "not only uses
+`g`", "not ... anything but `g`") are no negation, and a negation is no dependency the
+close-name or foreign rules replace. A negation names what it rules out by the first code span after
 its negating words (its subject's aside), a use names a dependency and its module
 (``dependency``); a negation of a whole module ("should not import anything from the
 `m` module") rules out every name said to come from it.
@@ -14,22 +16,27 @@ from __future__ import annotations
 
 import re
 
+from memory.backends.cards import ground
 from memory.backends.cards.graph import ADDITIVE, frame
 
 _SPAN = re.compile(r"`([^`\n]+)`")
 _NEGATED = re.compile(
-    r"(?:\bnot|\bnever|n't|\bno longer)\s+(?:\w+\s+){0,2}?"
-    r"(?:use|reuse|call|import|need|depend on|rely on|touch)\b"
-    r"|\b(?:avoid|avoids|without)\b", re.I)
+    r"(?:\bnot|\bnever|n't|\bno longer)\s+(?:(?!only\b|just\b|merely\b)\w+\s+)?"
+    r"(?:use|reuse|call|import|depend on|rely on)\b", re.I)
+_BUT = re.compile(r"\s*(?:\w+\s+){0,2}?(?:anything|nothing)\s+(?:but|except|other than)\b", re.I)
 
 
 def _negation(text: str) -> re.Match[str] | None:
-    return _NEGATED.search(text.replace("\u2019", "'"))
+    found = _NEGATED.search(text.replace("\u2019", "'"))
+    if found is None or _BUT.match(text.replace("\u2019", "'")[found.end():]):
+        return None  # "should not use anything but `g`" says to use `g`
+    return found
 
 
 def negates_use(text: str) -> bool:
     """Whether a statement says something is not to be used ("should not reuse `g`",
-    "don't call `g`", "avoid `g`", "without `g`")."""
+    "don't call `g`", "must never import `g`"; not "cannot work without `g`", "not only
+    uses `g`", "should not use anything but `g`")."""
     return _negation(text) is not None
 
 
@@ -39,8 +46,8 @@ def _key(name: str) -> str:
 
 def ruled_out(text: str, subject: str) -> set[str]:
     """What a negation rules out: the first code span after its negating words that is
-    not its subject (a name, or a module: "anything from the `m` module"), also by its
-    last dotted part; empty when it names none."""
+    not its subject (a name, or a module: "anything from the `m` module"); empty when it
+    names none."""
     found = _negation(text)
     if found is None:
         return set()
@@ -48,7 +55,7 @@ def ruled_out(text: str, subject: str) -> set[str]:
     for span in _SPAN.findall(text.replace("\u2019", "'")[found.end():]):
         key = _key(span)
         if key and key != own and not key.endswith("." + own):
-            return {key, key.rsplit(".", 1)[-1]}
+            return {key}
     return set()
 
 
@@ -77,6 +84,13 @@ def contradicts_use(new: str, old: str, subject: str) -> bool:
     used = dependency(use) if ADDITIVE.search(frame(use)) else None
     if used is None:
         return False
-    name, module = _key(used[0]), _key(used[1])
-    out = ruled_out(negation, subject)
-    return name in out or name.rsplit(".", 1)[-1] in out or (bool(module) and module in out)
+    name, module = _key(used[0]), used[1]
+    for out in ruled_out(negation, subject):
+        # a bare name is its dotted one's last part (`join`, `os.path.join`); two dotted
+        # names must be equal; a module compares as said either way (``same_module``)
+        if out == name or ("." not in out and out == name.rsplit(".", 1)[-1]) \
+                or ("." not in name and name == out.rsplit(".", 1)[-1] and not module):
+            return True
+        if module and ground.same_module(module, out):
+            return True
+    return False
