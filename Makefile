@@ -47,6 +47,7 @@ test: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	$(PY) scripts/bench_index.py
+	$(PY) scripts/bench_weights.py
 	$(PY) scripts/bench_tui.py
 	$(PY) -m tests.bench_mem0
 	$(PY) -m tests.bench_codemem

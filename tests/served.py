@@ -51,10 +51,10 @@ def llama_server(folder: Path, *, context: int = 8192,
     """The server, started and ready, stopped when the block ends (each caller its own
     port: pytest-xdist workers each start one). ``threads``: the embedded model's
     (``ENGRAM_LLM_THREADS``, else one per core)."""
-    from memory.local import gguf_path, local_threads
+    from memory.local import local_threads, weights_path
 
     threads = threads or local_threads()
-    gguf = gguf_path("smollm2")
+    gguf = weights_path("smollm2")  # the weights engram's embedded model loads
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     for attempt in range(3):  # a port taken between our probe and its bind: another one

@@ -66,6 +66,22 @@ def structured_summary(agent: Any, console: Any) -> None:
         console.print(f"[dim]{note}[/dim]", highlight=False, soft_wrap=True)
 
 
+def _loaded_as(name: str, layout: str | None) -> str:
+    """The line saying which copy of an installed embedded model's weights loads."""
+    from memory.local import LocalModelError
+    from memory.local.weights import converted_path, weights_choice
+
+    try:
+        copy = converted_path(name) if weights_choice() == "fast" else None
+    except LocalModelError as exc:
+        return f"\n  unusable setting: {exc}"
+    if copy is None:
+        return ""
+    made = "" if copy.is_file() else ", made on first use"
+    return (f"\n  loaded as {copy} ({layout}{made}; "
+            "ENGRAM_LOCAL_WEIGHTS=shipped loads the file above)")
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     """The embedded models (and whether each can run here), the default model, the
     config's aliases and the structured modes learned from servers."""
@@ -85,6 +101,7 @@ def cmd_models(args: argparse.Namespace) -> int:
         try:
             where = str(gguf_path(name))
             state = "installed" if engine else "weights installed; llama-cpp-python missing"
+            where += _loaded_as(name, spec.fast_layout)
         except LocalModelError as exc:
             where, state = "", f"not installed ({exc})"
         print(f"local/{name:10} {state}\n  {spec.about}" + (f"\n  {where}" if where else ""))

