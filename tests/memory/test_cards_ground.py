@@ -493,3 +493,24 @@ def test_a_file_and_a_dotted_name_are_one_module_only_by_the_files_last_parts():
     assert not same_module("money.py", "app.money")  # the dotted name is longer (review)
     assert not same_module("abc", "collections.abc")
     assert not same_module("a/money.py", "b/money.py")
+
+
+async def test_a_function_an_edit_added_is_a_subject_by_its_plain_name(home_env, script):
+    """A fact that names a function only as a plain word ("refund must ...") is about it
+    when the repository has it: after an edit adds `refund` and the index is refreshed,
+    the names read before the edit no longer decide."""
+    env = home_env()
+    cards = registry.create("cards", env)
+    first = "`charge` belongs in `app/money.py`."
+    script.push(facts((first,)))
+    await cards.observe(Turn(0, first, "Noted."))
+    assert "refund" not in cards.builder.symbol_names()
+    money = env.repo.root / "app" / "money.py"
+    money.write_text(money.read_text() + "\n\ndef refund(amount):\n    return -amount\n")
+    git(env.repo.root, "commit", "-qam", "refunds")
+    env.repo.refresh()
+    plain = "refund must never return more than was paid."
+    script.push(facts((plain,)))
+    await cards.observe(Turn(1, plain, "Noted."))
+    node = next(n for n in cards.graph.current() if n.content == plain)
+    assert node.subject == "app/money.py::refund"

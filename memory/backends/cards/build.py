@@ -112,6 +112,7 @@ class GraphBuilder:
         self.env = env
         self.graph = graph
         self._names: frozenset[str] | None = None
+        self._names_at = 0  # the index's generation they were read at
         self.reviser = Reviser(env.embedder, self.code_of, RepoReader(env.repo))
         judge = str(env.options.get("cards_judge", "off"))
         if judge not in JUDGES:
@@ -237,12 +238,15 @@ class GraphBuilder:
         return subject, list(dict.fromkeys(resolved))
 
     def symbol_names(self) -> frozenset[str]:
-        """Names of the repository's functions, methods and classes (read once)."""
-        if self._names is None:
-            repo = self.env.repo
+        """Names of the repository's functions, methods and classes (read again after
+        a refresh of the index found changes: an edit applied mid-session)."""
+        repo = self.env.repo
+        generation = getattr(repo, "generation", 0)
+        if self._names is None or self._names_at != generation:
             self._names = frozenset(
                 c.name for c in repo.chunks(("function", "method", "class"))
             ) if repo is not None else frozenset()
+            self._names_at = generation
         return self._names
 
     # -- one turn ---------------------------------------------------------------------
