@@ -233,6 +233,9 @@ async def test_the_embedded_model_answers_the_judge_under_its_grammar():
     "`connect` must not depend on `parse_url`.",
     "`connect` must never call `parse_url`.",
     "`connect` should not call `parse_url` from `app/urls.py`.",
+    # object-first: about the function named last
+    "Don't use `parse_url` in `connect`.",
+    "Never call `parse_url` inside `connect()`.",
 ])
 async def test_a_dependency_said_not_to_be_used_gives_way_and_back(deps_env, script,
                                                                    negation):

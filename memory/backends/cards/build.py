@@ -49,6 +49,7 @@ from memory.backends.cards.said import (
     said_statements,
     without_questions,
 )
+from memory.backends.cards.uses import negated_in
 from memory.backends.codemem.syntax import code_blocks, first_definition
 from memory.backends.mem0 import fact_key, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
@@ -215,10 +216,13 @@ class GraphBuilder:
 
     def subject_of(self, text: str, locations: list[str]) -> tuple[str, list[str]]:
         """A fact's subject and its resolved locations. The subject is the first code-like
-        name the fact mentions (resolved when the repository has it), else its first
-        location."""
+        name the fact mentions (resolved when the repository has it; for an object-first
+        negation, the function it names last), else its first location."""
         resolved = [r[0] for r in (self.resolve(x) for x in locations) if r is not None]
         names = [n for n in exchange_names(text) if not n.endswith((".py", ".md", ".pyi"))]
+        inside = negated_in(text)  # "Don't use `g` in `f`." is about f
+        if inside and self.resolve(inside) is not None:
+            names = [inside, *(n for n in names if n != inside)]
         subject = ""
         if names:
             hit = self.resolve(names[0])

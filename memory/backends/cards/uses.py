@@ -9,7 +9,8 @@ negation that still say the name is used ("cannot work without `g`", "not only u
 close-name or foreign rules replace. A negation names what it rules out by the first code span after
 its negating words (its subject's aside), a use names a dependency and its module
 (``dependency``); a negation of a whole module ("should not import anything from the
-`m` module") rules out every name said to come from it.
+`m` module") rules out every name said to come from it. A negation said object-first
+("Don't use `g` in `f`.") is about the function it names last (``negated_in``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,19 @@ def negates_use(text: str) -> bool:
     "don't call `g`", "must never import `g`"; not "cannot work without `g`", "not only
     uses `g`", "should not use anything but `g`")."""
     return _negation(text) is not None
+
+
+_OBJECT_FIRST = re.compile(
+    r"^\W*(?:please\s+)?(?:don't|do not|never)\s+\w+\s+`[^`\n]+`(?:\s+\w+){0,4}?\s+"
+    r"(?:in|inside|within|for)\s+`([^`\n]+)`", re.I)
+
+
+def negated_in(text: str) -> str:
+    """The function an object-first negation is about ("Don't use `g` in `f`." -> "f"),
+    else "": its first code span is what it rules out, not its subject."""
+    plain = text.replace("\u2019", "'")
+    found = _OBJECT_FIRST.match(plain)
+    return found.group(1).strip("()") if found and negates_use(plain) else ""
 
 
 def _key(name: str) -> str:
