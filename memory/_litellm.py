@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 from typing import Any
@@ -85,14 +86,21 @@ def priced_as(model: str) -> str | None:
         return None
     with contextlib.suppress(ModelConfigError):
         model = resolve(model).model
-    litellm = import_litellm()
     for name in dict.fromkeys((model, model.split("/", 1)[-1])):
-        try:
-            litellm.cost_per_token(model=name, prompt_tokens=1, completion_tokens=1)
-        except Exception:
-            continue
-        return name
+        if _in_cost_map(name):
+            return name
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _in_cost_map(name: str) -> bool:
+    """Whether litellm's cost map prices ``name`` (asked once per name: the map is the
+    local copy read at import, and a miss costs litellm a search of every provider)."""
+    try:
+        import_litellm().cost_per_token(model=name, prompt_tokens=1, completion_tokens=1)
+    except Exception:
+        return False
+    return True
 
 
 def price(model: str, prompt_tokens: int, completion_tokens: int) -> float:

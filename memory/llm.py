@@ -238,7 +238,7 @@ class LLM(StructuredCalls):
         if completion is None:
             completion = self.count_tokens(text)
         cost = 0.0
-        if not self.embedded:
+        if not self.embedded and priced_as(self.target) is not None:
             try:  # the response's own price (cached tokens...), else by its token counts
                 cost = float(import_litellm().completion_cost(completion_response=response)) \
                     if response is not None else price(self.target, int(prompt), int(completion))
