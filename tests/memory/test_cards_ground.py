@@ -514,3 +514,56 @@ async def test_a_function_an_edit_added_is_a_subject_by_its_plain_name(home_env,
     await cards.observe(Turn(1, plain, "Noted."))
     node = next(n for n in cards.graph.current() if n.content == plain)
     assert node.subject == "app/money.py::refund"
+
+
+ONCE = '''"""Function helpers."""
+
+
+def once(func):
+    """Decorator that ensures a function is only executed once, caching the result for
+    all subsequent calls."""
+    return func
+'''
+
+
+async def test_a_description_whose_later_sentence_says_also_replaces_a_borrowed_one(
+        tmp_path, embedder, script):
+    """A sibling's docstring said of `find_files`, then its own description, whose second
+    sentence starts "Also": that "also" adds to its own first sentence, not to what was
+    said before, so the borrowed one gives way; an "also" in the first sentence adds."""
+    env = repo_env(tmp_path, embedder, {"app/funcs.py": ONCE, "app/__init__.py": ""})
+    borrowed = ("`find_files` should: Decorator that ensures a function is only executed "
+                "once, caching the result for all subsequent calls.")
+    own = ("`find_files` should: Return the paths of the files under a directory that "
+           "match a glob pattern. Also supports leaving directories out.")
+    adding = "`find_files` should also return the paths of the files under a directory."
+    for said, current in (([borrowed, own], [own]), ([borrowed, adding], None)):
+        cards = registry.create("cards", env())
+        said = no_cue(said)
+        assert await said_in_turns(cards, script, said) == (current or said)
+        assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/funcs.py::once"}
+
+
+ARITY = '''"""Introspection helpers."""
+
+
+def arity(func):
+    """Count the positional arguments of a function.
+
+    This function relies on introspection and does not call the function.
+    """
+    return func.__code__.co_argcount
+'''
+
+
+async def test_a_borrowed_rule_that_says_does_not_call_gives_way(tmp_path, embedder, script):
+    """"does not call the function" names nothing it rules out: no negation of a
+    dependency, so the rules for descriptions still apply to it (a regression of the
+    review's mend, found on toolz: a borrowed constraint stayed beside the true one)."""
+    env = repo_env(tmp_path, embedder, {"app/intro.py": ARITY, "app/__init__.py": ""})
+    cards = registry.create("cards", env())
+    said = no_cue(["For `reduce_by`: This function relies on introspection and does not "
+                   "call the function.",
+                   "For `reduce_by`: It never builds the groups, so it runs in little memory."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/intro.py::arity"}

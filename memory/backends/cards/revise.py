@@ -73,7 +73,7 @@ from memory.backends.cards.names import kind, name_similarity, swapped
 from memory.backends.cards.uses import (
     contradicts_use,
     dependency,
-    negates_use,
+    ruled_out,
     same_dependency,
 )
 from memory.embed import Embedder, cosine
@@ -95,6 +95,7 @@ SINGLE_OR_UNCLEAR = ("behaviour", "")  # what a later description may replace (j
 JUDGED_AT_MOST = 2  # descriptions per new fact that the judge is asked about
 _ADDS = re.compile(r"\b(also|as well|too|in addition|additionally|besides|another)\b", re.I)
 
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])")
 _VALUE = re.compile(r"`[^`\n]+`|\"[^\"\n]*\"|'[^'\n]*'|\b\d+(?:\.\d+)?\b|"
                     r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b\w+_\w+\b")
 _WORDS = re.compile(r"[A-Za-z0-9_.]+")
@@ -138,8 +139,11 @@ def restates(new: str, old: str, subject: str, sim: float) -> float:
 
 
 def adds(text: str) -> bool:
-    """Whether a statement says it adds to what was said ("`f` should also ...")."""
-    return bool(_ADDS.search(text))
+    """Whether a statement says it adds to what was said ("`f` should also ...",
+    "Also, `f` ..."): in its first sentence, which relates it to what came before; a
+    later sentence's "also" adds to the statement's own first one ("`f` should: Return
+    the files under a directory. Also supports globs.")."""
+    return bool(_ADDS.search(_FIRST_SENTENCE.split(text, 1)[0]))
 
 
 @dataclass
@@ -324,7 +328,7 @@ class Reviser:
             if contradicts_use(node.content, other.content, node.subject):
                 found.append(Revision(other, sim, "dependency:negated"))
                 continue
-            if negates_use(node.content) or negates_use(other.content):
+            if ruled_out(node.content, node.subject) or ruled_out(other.content, node.subject):
                 continue  # what is not to be used is no dependency a close name replaces
             if additive:
                 if frame(other.content) == frame(node.content):
