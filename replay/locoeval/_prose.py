@@ -20,6 +20,8 @@ FIELD = re.compile(r"^\s*:(param|parameter|arg|argument|key|keyword|type|raises?
 SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns?|Yields?|Raises|Examples?|"
                      r"Notes?|See Also|References|Attributes|Warnings?)\s*:?\s*$")
 UNDERLINE = re.compile(r"^\s*([-=~^*])\1{2,}\s*$")
+# an RST table's border: a simple table's columns of "=" (or "-"), a grid table's "+---+"
+TABLE_BORDER = re.compile(r"^\s*(?:=+(?:\s+=+)+|-+(?:\s+-+)+|\+[-=]+\+(?:[-=]+\+)*)\s*$")
 LEAD_IN = re.compile(r"^(to|use|here|like|see)\b|\b(for example|for instance|e\.g\.|example|"
                      r"examples|below|following|such as|as follows|this way|like this)\b",
                      re.I)
@@ -162,16 +164,24 @@ def doc_sentences(raw: str, keep_case: set[str] | None = None) -> tuple[list[str
     """(prose sentences, examples) of a docstring, in order.
 
     Prose comes from the paragraphs before the first section header (Args:, Returns:,
-    numpy-style underlined headers), without doctests, field lists, directives or link
-    targets; examples are the doctests kept whole (``_doctests``)."""
+    numpy-style underlined headers), without doctests, field lists, directives, link
+    targets or tables; examples are the doctests kept whole (``_doctests``)."""
     lines = inspect.cleandoc(raw).splitlines() if raw else []
     keep = keep_case or set()
     paragraphs: list[list[str]] = [[]]
     skipping = False  # inside a directive's indented block
     doctest = False  # inside a doctest: up to the next blank line
+    table = False  # inside an RST table: up to a border with a blank line after it
     for n, line in enumerate(lines):
         stripped = line.strip()
         nxt = lines[n + 1] if n + 1 < len(lines) else ""
+        if table:  # a table is no sentence: left out whole, up to its bottom border
+            table = not (TABLE_BORDER.match(line) and not nxt.strip())
+            continue
+        if TABLE_BORDER.match(line):
+            table = True
+            paragraphs.append([])
+            continue
         if SECTION.match(line) or (UNDERLINE.match(nxt) and stripped):
             break
         if not stripped:

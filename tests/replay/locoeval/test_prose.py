@@ -123,3 +123,27 @@ def test_built_items_read_like_a_developer(tmp_path):
     assert "`halves` should: Split an iterable. `list(halves([1, 2, 3, 4]))` returns " \
            "`[[1, 2], [3, 4]]`." in texts
     assert "For `tail`: Raises `ValueError` when items is empty." in texts
+
+
+def test_a_table_is_left_out_whole():
+    """An RST table (simple or grid) is no sentence: w3lib's `remove_tags` made one item
+    of its table's borders and cells."""
+    doc = """Remove tags.
+
+    ==========  ==========  ===============
+    `which`     `keep`      what it does
+    ==========  ==========  ===============
+    not empty   empty       remove the tags
+    ==========  ==========  ===============
+
+    Tags in comments stay.
+
+    +-----+-----+
+    | x   | y   |
+    +=====+=====+
+    | 1   | 2   |
+    +-----+-----+
+
+    Nothing else changes."""
+    prose, _ = doc_sentences(doc)
+    assert prose == ["Remove tags.", "Tags in comments stay.", "Nothing else changes."]
