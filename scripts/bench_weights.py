@@ -54,20 +54,6 @@ def speed(path: Path, threads: int, prompt_tokens: int, runs: int) -> tuple[floa
         llama.close()
 
 
-def log_probs(path: Path, tokens: list[int]) -> np.ndarray:
-    from llama_cpp import Llama
-
-    llama = Llama(model_path=str(path), n_ctx=1024, n_threads=os.cpu_count() or 1,
-                  n_batch=128, logits_all=True, verbose=False)
-    try:
-        llama.eval(tokens)
-        scores = np.array(llama.scores[:len(tokens)], dtype=np.float64)
-    finally:
-        llama.close()
-    scores -= scores.max(axis=1, keepdims=True)
-    return scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=1)
@@ -77,6 +63,7 @@ def main() -> int:
     from llama_cpp import Llama
 
     from memory.local import gguf_path, weights_path
+    from memory.local.weights import log_probs
 
     shipped, converted = gguf_path("smollm2"), weights_path("smollm2")
     if converted == shipped:
@@ -89,7 +76,8 @@ def main() -> int:
               f"({args.threads} thread(s))")
     vocab = Llama(model_path=str(shipped), vocab_only=True, verbose=False)
     tokens = vocab.tokenize((ROOT / "README.md").read_text().encode())[:600]
-    ref, other = log_probs(shipped, tokens), log_probs(converted, tokens)
+    threads = os.cpu_count() or 1
+    ref, other = log_probs(shipped, tokens, threads), log_probs(converted, tokens, threads)
     kl = float(np.mean((np.exp(ref) * (ref - other)).sum(axis=1)))
     agree = float(np.mean(ref.argmax(axis=1) == other.argmax(axis=1)))
     nll = [-float(np.mean([lp[i, tokens[i + 1]] for i in range(len(tokens) - 1)]))

@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from memory.local.spec import LOCAL_MODELS, LocalModelError, gguf_path
 
@@ -116,6 +117,24 @@ def convert(source: Path, target: Path, layout: str) -> None:
                               f"{exc.strerror or exc}") from None
     finally:
         partial.unlink(missing_ok=True)
+
+
+def log_probs(path: Path, tokens: list[int], threads: int = 1) -> Any:
+    """The model at ``path``'s next-token log-probabilities at each of ``tokens``
+    (a numpy array, tokens x vocabulary): how a converted copy is compared with the
+    shipped file (``scripts/bench_weights.py``, the tests)."""
+    import numpy as np
+    from llama_cpp import Llama
+
+    llama = Llama(model_path=str(path), n_ctx=max(512, len(tokens)), n_threads=threads,
+                  n_batch=128, logits_all=True, verbose=False)
+    try:
+        llama.eval(tokens)
+        scores = np.array(llama.scores[:len(tokens)], dtype=np.float64)
+    finally:
+        llama.close()
+    scores -= scores.max(axis=1, keepdims=True)
+    return scores - np.log(np.exp(scores).sum(axis=1, keepdims=True))
 
 
 def _main(argv: list[str]) -> int:
