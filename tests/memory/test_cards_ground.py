@@ -567,3 +567,26 @@ async def test_a_borrowed_rule_that_says_does_not_call_gives_way(tmp_path, embed
                    "For `reduce_by`: It never builds the groups, so it runs in little memory."])
     assert await said_in_turns(cards, script, said) == said[1:]
     assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/intro.py::arity"}
+
+
+ASCII = '''"""Text helpers."""
+
+
+def transliterate(string):
+    """Replace non-ASCII characters with an ASCII approximation. The string must be
+    ``unicode``."""
+    return string
+'''
+
+
+async def test_a_borrowed_statement_of_a_value_gives_way_too(tmp_path, embedder, script):
+    """A sibling's "The string must be `unicode`." said of `camelize` reads as a value
+    (a slot: must be X), which the same-slot rule alone revised; it is borrowed as well,
+    so a later own statement of another slot replaces it (inflection, a repository not
+    used before: such statements stayed beside the true ones)."""
+    env = repo_env(tmp_path, embedder, {"app/text.py": ASCII, "app/__init__.py": ""})
+    cards = registry.create("cards", env())
+    said = no_cue(["For `camelize`: The string must be `unicode`.",
+                   "For `camelize`: It joins the words of a name into one, each capitalised."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/text.py::transliterate"}

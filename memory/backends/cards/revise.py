@@ -33,7 +33,8 @@ one supersedes the earlier when:
   ``BORROWED`` to its docstring's first paragraph or to one of its sentences, and it
   keeps the words by which that sentence names its function: ``ground.misses_its_name``):
   a later statement about the subject that is not itself borrowed, and does not say it
-  adds, replaces it. A statement about the function itself is never borrowed;
+  adds (in its first sentence), replaces it, be either a value statement ("must be
+  `unicode`") or not. A statement about the function itself is never borrowed;
 - **not used**: one says a dependency is not to be used and the other that it is
   ("should not reuse `g`" after "should reuse `g` from `m`", or the other way round;
   ``uses``).
@@ -318,7 +319,7 @@ class Reviser:
         shut = closed(node.content)
         self.aspects[node.id] = mine = "" if additive or shut else self.aspect(own)
         self.bodies[node.id] = np.asarray(own, dtype=np.float32)
-        lent = "" if additive or shut or not node.subject else self.borrowed(
+        lent = "" if additive or not node.subject else self.borrowed(
             node.content, node.subject, own)
         if lent:
             self.borrowed_from[node.id] = lent
@@ -342,11 +343,11 @@ class Reviser:
                             and not same_dependency(node.content, other.content):
                         found.append(Revision(other, sim, "dependency:foreign", uncertain=True))
                 continue
-            if shut or closed(other.content):
-                continue  # a slot with values: the graph's same-slot rule decides
             if other.id in self.borrowed_from and not lent and not adds(node.content):
                 found.append(Revision(other, sim, "borrowed", uncertain=True))
                 continue
+            if shut or closed(other.content):
+                continue  # a slot with values: the graph's same-slot rule decides
             score = restates(node.content, other.content, node.subject, sim)
             if score:
                 found.append(Revision(other, max(sim, score), "restating"))
