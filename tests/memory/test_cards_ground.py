@@ -590,3 +590,30 @@ async def test_a_borrowed_statement_of_a_value_gives_way_too(tmp_path, embedder,
                    "For `camelize`: It joins the words of a name into one, each capitalised."])
     assert await said_in_turns(cards, script, said) == said[1:]
     assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/text.py::transliterate"}
+
+
+TEXT = '''"""Text helpers."""
+import re
+
+
+def underscore(word):
+    """Make an underscored, lowercase form from a CamelCase word."""
+    return re.sub(r"([a-z])([A-Z])", r"\\1_\\2", word).lower()
+'''
+
+
+async def test_a_function_the_conversation_places_in_the_module_is_known_there(
+        tmp_path, embedder, script):
+    """`humanize` is still to write, and the conversation places it in `app/text.py`, as
+    `titleize`: the module will define it, so `titleize`'s dependency on it is no foreign
+    name that `underscore` (defined there) replaces; both stay. Said nowhere, it gives way
+    (inflection: several functions of one module to write, one reusing another)."""
+    env = repo_env(tmp_path, embedder, {"app/text.py": TEXT, "app/__init__.py": ""})
+    uses = ["`titleize` belongs in `app/text.py`.",
+            "`titleize` should reuse `humanize` from `app/text.py`.",
+            "`titleize` should reuse `underscore` from `app/text.py`."]
+    placed = no_cue(["`humanize` belongs in `app/text.py`.", *uses])
+    cards = registry.create("cards", env())
+    assert await said_in_turns(cards, script, placed) == placed
+    cards = registry.create("cards", env())
+    assert await said_in_turns(cards, script, no_cue(uses)) == [uses[0], uses[2]]

@@ -108,7 +108,7 @@ async def rehome(reviser: Reviser, graph: ContextGraph, subject: str,
                  judge: RevisionJudge | None = None) -> Rehoming:
     """Take the dependency rules again for ``subject``'s dependencies under its current
     place; ``judge``, when given, confirms a revision before it is applied."""
-    names = reviser.names_in(reviser.home_of(graph, subject))
+    names = reviser.known_in(graph, reviser.home_of(graph, subject))
     facts = _facts(graph, subject)
     done = Rehoming()
     for old in [f for f in facts if _dependency(f)]:

@@ -21,8 +21,9 @@ one supersedes the earlier when:
   later name is close to the earlier one: a similar name, or the same module and the
   same kind of thing (class, function, exception, constant) with similar code in the
   repository; or the earlier name is *foreign* to the function's module (``ground``:
-  the module neither defines nor imports it, nor its module), the later one being said
-  last. An unrelated new dependency adds to the earlier ones the module knows, and so
+  the module neither defines nor imports it, nor its module, and the conversation places
+  no function to write of that name there), the later one being said last. An unrelated
+  new dependency adds to the earlier ones the module knows, and so
   does a close one when the module knows both (it has them at hand: a function there
   may use both: a similar name with a word more or fewer, or similar code); an
   alternative to the earlier name (one word of it swapped, ``names.swapped``) replaces
@@ -265,6 +266,18 @@ class Reviser:
                 if not ADDITIVE.search(frame(n.content))]
         return home(said, lambda p: bool(reader.source(p)))
 
+    def known_in(self, graph: ContextGraph, where: str) -> frozenset[str] | None:
+        """What the module at ``where`` knows (``names_in``) and the functions still to
+        write that the conversation places there (their latest place said is ``where``):
+        the plan says the module will define them. None when there is no such module."""
+        names = self.names_in(where)
+        if names is None:
+            return None
+        subjects = {n.subject for n in graph.of_type("fact")
+                    if n.current and n.subject and "::" not in n.subject}
+        planned = {s.split(".")[-1] for s in subjects if self.home_of(graph, s) == where}
+        return names | planned
+
     def names_in(self, where: str) -> frozenset[str] | None:
         """The names the module at ``where`` knows (``ground``), None when there is none or
         it cannot be read."""
@@ -381,7 +394,7 @@ class Reviser:
         sims = [float(cosine(vector, graph.vectors[o.id][None, :])[0]) for o in others]
         additive = bool(ADDITIVE.search(frame(node.content)))
         found = []
-        names = self.names_in(self.home_of(graph, node.subject)) if additive else None
+        names = self.known_in(graph, self.home_of(graph, node.subject)) if additive else None
         for revision in self.revisions(node, vector, body_vector,
                                        list(zip(others, sims, strict=True)), additive,
                                        graph.vectors, names):
