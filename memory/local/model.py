@@ -67,28 +67,23 @@ class LocalModel:
         threads = local_threads()
         self.window = local_context_window()
         self.sampling = LOCAL_MODELS[name].sampling
-        path = weights_path(name)
-        try:
-            self.llama = self._load(path, threads)
-        except Exception as exc:  # llama.cpp reports a bad file as ValueError or RuntimeError
-            if not forget(path, name):
-                raise LocalModelError(
-                    f"could not load the embedded model {name!r}: {exc}") from exc
-            # a damaged converted copy: gone, and the shipped file loaded as it is
-            path = gguf_path(name)
+        self.path = weights_path(name)
+        while True:
             try:
-                self.llama = self._load(path, threads)
-            except Exception as again:
-                raise LocalModelError(
-                    f"could not load the embedded model {name!r}: {again}") from again
-        self.path = path
+                self.llama = self._load(self.path, threads)
+                break
+            except Exception as exc:  # llama.cpp reports a bad file as ValueError/RuntimeError
+                if not forget(self.path, name):
+                    raise LocalModelError(
+                        f"could not load the embedded model {name!r}: {exc}") from exc
+                self.path = gguf_path(name)  # a damaged converted copy is gone: the shipped file
         # states of recent prompts, by their tokens: a call resumes from the longest prefix
         # it shares with any of them, not only with the call just before (a memory's turn
         # alternates answer, extraction and update prompts, each with its own long prefix)
         self.llama.set_cache(_state_cache(STATE_CACHE_BYTES))
         template = self.llama.metadata.get("tokenizer.chat_template")
         if not template:
-            raise LocalModelError(f"{path.name} carries no chat template")
+            raise LocalModelError(f"{self.path.name} carries no chat template")
         import jinja2
 
         self._template = jinja2.Environment(autoescape=False).from_string(template)
