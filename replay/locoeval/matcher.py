@@ -145,7 +145,7 @@ def about(text: str, subject: str) -> set[str]:
     under = False
     for line in text.splitlines():
         line = _MARKER.sub("", line).strip()
-        named = names(line, subject)
+        named = names_function(line, subject)
         if line.startswith("#") or line.endswith(":"):
             under = named
         if line and (named or under):
@@ -155,8 +155,14 @@ def about(text: str, subject: str) -> set[str]:
 
 def names(text: str, subject: str) -> bool:
     """Whether ``text`` names ``subject`` (as a whole name: not ``parse_date`` in
-    ``parse_datetime``)."""
+    ``parse_datetime``); a file's stem is named by its path."""
     return re.search(rf"(?<!\w){re.escape(subject)}(?!\w)", text) is not None
+
+
+def names_function(text: str, subject: str) -> bool:
+    """``names``, but not by a file path: ``cron`` in ``src/validators/cron.py`` (the header
+    of another function's code there) does not name the function ``cron``."""
+    return re.search(rf"(?<![\w/]){re.escape(subject)}(?!\w|\.py\b)", text) is not None
 
 
 def flat(text: str) -> str:

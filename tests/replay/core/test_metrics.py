@@ -19,7 +19,14 @@ from replay.locoeval.judge import (
     judge_accuracy,
     verdict_schema,
 )
-from replay.locoeval.matcher import EmbedMatcher, _quoted, context_metrics, flat, restated
+from replay.locoeval.matcher import (
+    EmbedMatcher,
+    _quoted,
+    about,
+    context_metrics,
+    flat,
+    restated,
+)
 from replay.locoeval.outline import parse_outline
 from replay.reporting.report import summarize, table
 from tests.replay.conftest import OUTLINE
@@ -265,6 +272,18 @@ def test_context_metrics_need_a_shared_word_and_the_function_named_for_a_relatio
                   unit="loc"))
     assert metrics(where, "`tz_isoformat` belongs in the src folder") == (0.0, 0.0)
     assert metrics(where, "- `tz_isoformat` goes into src/tz_isoformat.py") == (0.0, 1.0)
+    # seen on validators (`cron` in cron.py): a file named like the function does not make
+    # the code of its other functions, under their path headers, statements about it
+    code = ContextPack("q", [Section(
+        "repo", "r", "# src/isodate/duration_isoformat.py::time_isoformat\n"
+        "def time_isoformat(t):\n    return t.isoformat()", 9)])
+    sample = Sample("s", "src.isodate.duration_isoformat.duration_isoformat",
+                    "src/isodate/duration_isoformat.py", "", (), reuse)
+    assert context_metrics(matcher, sample, code) == (0.0, 0.0)
+    own = ContextPack("q", [Section(
+        "repo", "r", "# src/isodate/duration_isoformat.py::duration_isoformat\n"
+        "def duration_isoformat(d):\n    return strftime(d)", 9)])
+    assert about(own.sections[0].text, "duration_isoformat")
 
 
 def pair(backend, source, subset, k, *, passed, extract, topic, prompt, recall=0.5):
