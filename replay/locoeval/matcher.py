@@ -145,7 +145,7 @@ def about(text: str, subject: str) -> set[str]:
     under = False
     for line in text.splitlines():
         line = _MARKER.sub("", line).strip()
-        named = names_function(line, subject)
+        named = names(line, subject, by_path=False)
         if line.startswith("#") or line.endswith(":"):
             under = named
         if line and (named or under):
@@ -153,16 +153,13 @@ def about(text: str, subject: str) -> set[str]:
     return out
 
 
-def names(text: str, subject: str) -> bool:
+def names(text: str, subject: str, *, by_path: bool = True) -> bool:
     """Whether ``text`` names ``subject`` (as a whole name: not ``parse_date`` in
-    ``parse_datetime``); a file's stem is named by its path."""
-    return re.search(rf"(?<!\w){re.escape(subject)}(?!\w)", text) is not None
-
-
-def names_function(text: str, subject: str) -> bool:
-    """``names``, but not by a file path: ``cron`` in ``src/validators/cron.py`` (the header
-    of another function's code there) does not name the function ``cron``."""
-    return re.search(rf"(?<![\w/]){re.escape(subject)}(?!\w|\.py\b)", text) is not None
+    ``parse_datetime``). A file's stem is named by its path; ``by_path=False`` for a
+    function: ``cron`` in ``src/validators/cron.py`` (the header of another function's
+    code there) does not name the function ``cron``."""
+    before, after = (r"(?<!\w)", r"(?!\w)") if by_path else (r"(?<![\w/])", r"(?!\w|\.py\b)")
+    return re.search(f"{before}{re.escape(subject)}{after}", text) is not None
 
 
 def flat(text: str) -> str:
