@@ -25,11 +25,12 @@ model or a sink.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from memory.redact import redact
+from memory.types import Section
 
 NAMES = ("AGENTS.md", "CLAUDE.md")  # per folder, in this order
 RULES_DIR = ".engram/rules"
@@ -174,3 +175,48 @@ def render(found: list[Instruction]) -> str:
     if not found:
         return ""
     return "\n\n".join([PREAMBLE, *(i.render() for i in found)])
+
+
+# -- in a context ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Placed:
+    """What the instructions took in one context: their files (nearest first), their
+    tokens, the room the context had for everything but the system prompt, the examples,
+    the query and the answer, and the files that could not be read."""
+
+    files: tuple[str, ...] = ()
+    tokens: int = 0
+    room: int = 0
+    problems: tuple[str, ...] = ()
+
+    @property
+    def over(self) -> int:
+        """Tokens by which the instructions pass the room (0: they fit). They are never
+        cut: the context is that much over the window, and the developer is told."""
+        return max(0, self.tokens - self.room)
+
+    def meta(self) -> dict[str, object]:
+        """As a turn records it (``turn.meta["instructions"]``)."""
+        meta: dict[str, object] = {"files": list(self.files), "tokens": self.tokens,
+                                   "room": self.room}
+        if self.over:
+            meta["over"] = self.over
+        if self.problems:
+            meta["problems"] = list(self.problems)
+        return meta
+
+    def note(self) -> str:
+        """One line for people ("" when there are none and nothing was refused)."""
+        if not self.files and not self.problems:
+            return ""
+        if self.over:
+            return (f"instructions over budget: {self.tokens:,} tok for {self.room:,} free "
+                    f"(not cut: the context is {self.over:,} tok over the window)")
+        line = f"instructions {len(self.files)} file(s), {self.tokens:,} tok"
+        return line + (f"; {len(self.problems)} not read" if self.problems else "")
+
+
+def sections(found: list[Instruction], count: Callable[[str], int]) -> list[Section]:
+    """One pinned ``instructions`` section per file, nearest first."""
+    return [Section("instructions", i.source, text, count(text), pinned=True)
+            for i in found for text in (i.render(),)]

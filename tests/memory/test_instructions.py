@@ -33,7 +33,8 @@ def test_nearest_first_and_only_the_folders_concerned(tmp_path):
     assert [i.file for i in root_only] == ["AGENTS.md", "CLAUDE.md", ".engram/rules/a.md",
                                            ".engram/rules/b.md"]
     text = render(found)
-    assert text.index("v2 returns JSON.") < text.index("Use spaces in api.") < text.index("Use tabs.")
+    assert text.index("v2 returns JSON.") < text.index("Use spaces in api.") \
+        < text.index("Use tabs.")
     assert "nearer one wins" in text
 
 
