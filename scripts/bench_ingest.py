@@ -5,8 +5,9 @@ a Codex rollout of 3), each copied COPIES times as sessions of their own, about 
 git repository (a copy of engram's memory/backends/cards package), ingested into each
 backend named in a fresh data dir: once whole (every turn new), then once more (nothing
 new: the cost of looking). The repository's index is built before the clock starts.
-Backends whose memory would call a model run without one where they can (cards keeps
-statements as said with the embedded model); rag needs none.
+No model is called: cards keeps statements as said (``cards_facts=said``, what ingest
+does by default with the embedded model), rag needs none; the embedded model's
+tokenizer counts tokens.
 
     .venv/bin/python scripts/bench_ingest.py [--copies 20] [--backends cards,rag]
 """
@@ -56,8 +57,9 @@ def make_sessions(repo: Path, dest: Path, copies: int) -> list[Path]:
 async def run(backend: str, repo: Path, files: list[Path], data: Path) -> dict[str, float]:
     from memory.ingest import IngestOptions, ingest, open_feeder
 
+    options = (("cards_facts", "said"),) if backend == "cards" else ()
     feeder = open_feeder(IngestOptions(repo=repo, backend=backend, model="local/smollm2",
-                                       data_dir=data))
+                                       data_dir=data, backend_options=options))
     result: dict[str, float] = {}
     for label in ("new", "again"):
         wall, cpu = time.perf_counter(), time.process_time()
