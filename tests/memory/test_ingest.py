@@ -217,3 +217,26 @@ def test_the_command_ingests_and_says_what_it_took(repo, tmp_path, monkeypatch, 
     assert "0 new turn(s)" in capsys.readouterr().out
     assert main(["memory", "ingest", str(tmp_path / "nope.jsonl"), "--repo", str(repo)]) == 2
     assert main([*argv[:3], "auto", *argv[3:]]) == 2  # files or auto, not both
+
+
+async def test_engrams_own_sessions_are_ingested_too(repo, tmp_path, script):
+    from memory.transcript import TranscriptWriter, sessions_dir
+    from memory.types import Turn
+
+    feeder = _feeder(repo, tmp_path / "data", "rag")
+    own = sessions_dir(feeder.env.data_dir) / "20260101-000000-abcdef.jsonl"
+    with TranscriptWriter(own) as writer:
+        writer.write({"type": "session", "id": "20260101-000000-abcdef", "repo": str(repo)})
+        writer.write(Turn(0, "Dates are stored in UTC.", "Noted.").to_record())
+        writer.write(Turn(1, "It failed", "", error="timeout").to_record())  # not a memory
+        writer.write(Turn(2, "Use logging in app/.", "Will do.").to_record())
+    found = find(repo.resolve(), feeder.env.data_dir, ("engram",))
+    assert found == [(own, "engram")]
+    reports = await ingest(feeder, None, "engram")
+    assert [r.turns for r in reports] == [2]
+    texts = [m.text for a in feeder.agents.values() for m in a.backend.memory_items()]
+    assert texts == ["Dates are stored in UTC.", "Use logging in app/."]
+    # the session it wrote is not taken for one of engram's own the next time
+    assert find(repo.resolve(), feeder.env.data_dir, ("engram",)) == [(own, "engram")]
+    assert [r.turns for r in await ingest(feeder, None, "engram")] == [0]
+    feeder.close()
