@@ -73,8 +73,12 @@ class Feeder:
         return reader(path, complete_only=True)
 
     async def feed(self, path: Path, tool: str | None = None) -> FileReport:
-        """Take the new closed turns of ``path`` (``tool``: which wrote it; None: sniffed)."""
-        path = Path(path)
+        """Take the new closed turns of ``path`` (``tool``: which wrote it; None: sniffed),
+        under the repository's ingest lock."""
+        with self.marks.locked():
+            return await self._feed(Path(path), tool)
+
+    async def _feed(self, path: Path, tool: str | None) -> FileReport:
         report = FileReport(path, tool or "")
         try:
             report.tool = tool = self.tool_of(path, tool)
@@ -127,8 +131,12 @@ class Feeder:
     async def _agent(self, mark: Mark, path: Path, tool: str, session: Session) -> Agent:
         """The agent of ``mark``'s engram session: live from an earlier file of this run
         (``--watch``), else its backend caught up on the transcript's turns."""
-        if mark.session in self.agents:
-            return self.agents[mark.session]
+        live = self.agents.pop(mark.session, None)
+        if live is not None and len(live.turns) == mark.turns:
+            self.agents[mark.session] = live
+            return live
+        if live is not None and live.transcript is not None:  # another ingest added turns
+            live.transcript.close()
         transcript = sessions_dir(self.env.data_dir or Path(".")) / f"{mark.session}.jsonl"
         started = transcript.is_file() and transcript.stat().st_size > 0
         earlier = read_transcript(transcript).turns if started else []

@@ -1,12 +1,17 @@
 """Where an ingest stopped in each session file: the file's identity and the byte offset
 after the last line taken, kept in ``ingest/marks.json`` of the repository's data dir
-(written whole to a temporary file, then renamed: a crash leaves the old marks)."""
+(written whole to a temporary file, then renamed: a crash leaves the old marks). Two
+ingests of one repository at once (a ``--watch`` and a run by hand) take turns: each
+feeds a file under an exclusive lock on ``ingest/lock`` and reads the marks again first."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -51,6 +56,22 @@ class Marks:
     def __init__(self, home: Path) -> None:
         self.path = Path(home) / "ingest" / "marks.json"
         self.marks: dict[str, Mark] = {}
+        self.load()
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the repository's ingest lock, with the marks read again under it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with (self.path.parent / "lock").open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                self.load()
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def load(self) -> None:
+        self.marks = {}
         try:
             data = json.loads(self.path.read_text("utf-8"))
         except (OSError, ValueError):

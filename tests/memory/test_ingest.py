@@ -240,3 +240,21 @@ async def test_engrams_own_sessions_are_ingested_too(repo, tmp_path, script):
     assert find(repo.resolve(), feeder.env.data_dir, ("engram",)) == [(own, "engram")]
     assert [r.turns for r in await ingest(feeder, None, "engram")] == [0]
     feeder.close()
+
+
+async def test_two_ingests_at_once_take_each_turn_once(repo, tmp_path, script):
+    whole = _fixture("claude-code.jsonl", repo, tmp_path / "w" / "s.jsonl").read_bytes()
+    live = tmp_path / "live" / "s.jsonl"
+    live.parent.mkdir()
+    live.write_bytes(whole[:whole.index(b'{"parentUuid": "a4"')])  # before the 4th turn
+    data = tmp_path / "data"
+    first, second = _feeder(repo, data, "rag"), _feeder(repo, data, "rag")
+    assert [r.turns for r in await ingest(first, [live])] == [3]
+    live.write_bytes(whole)
+    assert [r.turns for r in await ingest(second, [live])] == [1]  # its marks read again
+    assert [r.turns for r in await ingest(first, [live])] == [0]
+    texts = [m.text for a in second.agents.values() for m in a.backend.memory_items()]
+    assert len(texts) == 4
+    first.close()
+    second.close()
+    assert list((await _memories(repo, data, "rag")).values())[0] == sorted(texts)
