@@ -257,4 +257,4 @@ async def test_two_ingests_at_once_take_each_turn_once(repo, tmp_path, script):
     assert len(texts) == 4
     first.close()
     second.close()
-    assert list((await _memories(repo, data, "rag")).values())[0] == sorted(texts)
+    assert list((await _memories(repo, data, "rag")).values()) == [sorted(texts)]
