@@ -1,5 +1,8 @@
 """A context-reading scripted model (tests only): it can say only what its prompt holds.
 
+It is given the outlines as the run's voice says them (``replay.locoeval.voice.voiced``):
+it recognises an item by what was said, not by the builder's wording.
+
 Unlike a model that answers from the test's own knowledge, this one makes the
 information flow through the context the backend built:
 
@@ -74,7 +77,9 @@ class ContextReader:
 
     def __init__(self, outlines: list[Outline], repo: Path,
                  answer_words: int = ANSWER_WORDS) -> None:
-        self.outlines = outlines
+        self.outlines = outlines  # as said: voiced as the run voices them (locoeval.voice)
+        # what the mock user said as items: a question-shaped request states its item too
+        self.items_said = {norm(i.text) for o in outlines for i in o.items.values()}
         self.repo = repo
         self.answer_words = answer_words  # cap of a conversation answer (0: "Noted.")
         self.decisions: list[tuple[str, str]] = []  # (sample namespace, "code" | "stub")
@@ -120,8 +125,8 @@ class ContextReader:
     def extract(self, sample: Sample, prompt: str) -> str:
         name = sample.function.split(".")[-1]
         pattern = re.compile(rf"\b{re.escape(name)}\b")
-        lines = [line for line in prose_lines(prompt)
-                 if pattern.search(line) and line.endswith(".") and " " in line]
+        lines = [line for line in prose_lines(prompt) if pattern.search(line) and " " in line
+                 and (line.endswith(".") or norm(line) in self.items_said)]
         listed = "\n".join(f"- {t}" for t in dict.fromkeys(lines))
         return f"Here is what we settled about `{name}`:\n{listed}" if listed else \
             f"We have not settled anything about `{name}`."
