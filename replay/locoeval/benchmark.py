@@ -21,7 +21,7 @@ from replay.locoeval.oracle import OracleBackend
 from replay.locoeval.outline import Outline, OutlineError, load_outlines
 from replay.locoeval.prepare import prepared_copy
 from replay.locoeval.tasks import Verdicts, as_dict, outline_tasks
-from replay.locoeval.voice import Voice, VoiceError, voiced, voice_of
+from replay.locoeval.voice import Voice, VoiceError, voice_of, voiced
 from replay.sandbox.sandbox import mode as sandbox_mode
 
 if TYPE_CHECKING:
