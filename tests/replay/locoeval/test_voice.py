@@ -175,3 +175,33 @@ def test_the_option_reaches_the_config():
     config = _config(args)
     assert (config.voice, config.seed) == ("varied", 4)
     assert _config(build_parser().parse_args([str(DEMO / "outlines")])).voice == "template"
+
+
+def test_a_bad_phrasing_file_stops_the_cli_before_the_run(tmp_path, script, capsys):
+    from replay.cli.command import main
+
+    bad = _write(tmp_path, {"writer": "w", "items": {"inventory-99": {"s1-0": "x"}}})
+    out = tmp_path / "run"
+    code = main(["demo", "--model", "scripted/t", "--mock-user", "template", "--voice",
+                 str(bad), "--out", str(out)])
+    assert code == 2 and "unknown outline 'inventory-99'" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_the_llm_user_records_the_voice_without_applying_it():
+    from types import SimpleNamespace
+
+    from replay.core.runner import ReplayConfig
+    from replay.locoeval.benchmark import said
+
+    config = ReplayConfig(backends=[], model="scripted/t", out="unused", seed=2,
+                          mock_user="llm", voice="varied")
+    replay = SimpleNamespace(config=config, shared={})
+    result: dict = {}
+    assert said(replay, OUTLINES[0], result) is OUTLINES[0]  # the builder's text
+    assert result["voice"]["kind"] == "varied" and result["voice"]["applied"] is False
+    config.mock_user = "template"
+    spoken = said(replay, OUTLINES[0], result)
+    assert result["voice"] == {"kind": "varied", "seed": 2}
+    assert spoken.items != OUTLINES[0].items and \
+        [i.built for i in spoken.items.values()] == [i.text for i in OUTLINES[0].items.values()]
