@@ -1,14 +1,12 @@
-"""Settings read from the environment, checked where they are read."""
+"""Checks of raw settings (memory.settings keeps them as given), where they are used."""
 
 from __future__ import annotations
 
-import os
 
-
-def positive_threads(name: str) -> int | None:
-    """A thread count from ``$name``: None when unset or blank; raises ``ValueError``
-    naming the variable when it is not a positive number."""
-    raw = os.environ.get(name, "").strip()
+def positive_threads(name: str, raw: str) -> int | None:
+    """A thread count from the raw setting ``raw`` (of ``$name``): None when unset or
+    blank; raises ``ValueError`` naming the variable when it is not a positive number."""
+    raw = raw.strip()
     if not raw:
         return None
     try:

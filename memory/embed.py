@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 
 from memory._env import positive_threads
+from memory.settings import current
 
 MINILM = "minilm"
 MINILM_DIM = 384
@@ -42,7 +43,7 @@ def embed_threads() -> int:
     with their default two. Raises ``EmbedError`` on a value that is not a positive
     number."""
     try:
-        return positive_threads("ENGRAM_EMBED_THREADS") or 0
+        return positive_threads("ENGRAM_EMBED_THREADS", current().embed_threads) or 0
     except ValueError as exc:
         raise EmbedError(str(exc)) from None
 
@@ -124,8 +125,8 @@ def _by_length(lengths: list[int], batch: int) -> list[list[int]]:
 
 def model_cache_dir() -> Path:
     """Derived model files (the ONNX graph): ``$ENGRAM_CACHE``, else the user cache dir."""
-    if os.environ.get("ENGRAM_CACHE"):
-        return Path(os.environ["ENGRAM_CACHE"]).expanduser()
+    if current().model_cache:
+        return Path(current().model_cache).expanduser()
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("engram"))
@@ -323,7 +324,7 @@ def get_embedder(name: str = MINILM) -> Embedder:
 def _minilm() -> Embedder:
     """ONNX Runtime unless ``ENGRAM_MINILM=torch``; sentence-transformers if ONNX fails."""
     onnx_failure = ""
-    if os.environ.get("ENGRAM_MINILM", "onnx") != "torch":
+    if (current().minilm or "onnx") != "torch":
         embed_threads()  # a bad setting is the developer's to mend, not a reason to fall back
         try:
             return OnnxMiniLMEmbedder()

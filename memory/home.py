@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from pathlib import Path
 
+from memory.settings import current
+
 
 def engram_home(override: Path | str | None = None) -> Path:
-    """``--data-dir``, else ``$ENGRAM_HOME``, else the platform's user data dir."""
+    """``--data-dir``, else the settings' data dir (``$ENGRAM_HOME``), else the
+    platform's user data dir."""
     if override:
         return Path(override).expanduser()
-    if os.environ.get("ENGRAM_HOME"):
-        return Path(os.environ["ENGRAM_HOME"]).expanduser()
+    if current().data_dir:
+        return Path(current().data_dir).expanduser()
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("engram"))
@@ -28,33 +30,21 @@ def repo_home(repo_root: Path, override: Path | str | None = None) -> Path:
 
 
 def config_path() -> Path:
-    """The user's settings file: ``$ENGRAM_CONFIG``, else ``config.json`` in ``$ENGRAM_HOME``,
-    else in the platform's user config dir."""
-    if os.environ.get("ENGRAM_CONFIG"):
-        return Path(os.environ["ENGRAM_CONFIG"])
-    if os.environ.get("ENGRAM_HOME"):  # everything engram keeps, in one place
-        return Path(os.environ["ENGRAM_HOME"]).expanduser() / "config.json"
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("engram")) / "config.json"
+    """The user's settings file (``memory.settings``): ``$ENGRAM_CONFIG``, else
+    ``config.json`` in the data dir, else in the platform's user config dir."""
+    return Path(current().config_path).expanduser()
 
 
 def load_config() -> dict[str, object]:
     """The user's settings (an empty dict when the file is missing or not a JSON object)."""
-    import json
-
-    try:
-        data = json.loads(config_path().read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return current().config()
 
 
 def cache_dir() -> Path:
     """What engram learns and may forget (structured modes of served models):
     ``cache/`` in ``$ENGRAM_HOME``, else the platform's user cache dir."""
-    if os.environ.get("ENGRAM_HOME"):
-        return Path(os.environ["ENGRAM_HOME"]).expanduser() / "cache"
+    if current().data_dir:
+        return Path(current().data_dir).expanduser() / "cache"
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("engram"))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -30,12 +29,14 @@ from memory._schema import StructuredStats
 from memory._structured_calls import StructuredCalls
 from memory.models import OPENAI_LIKE, ModelConfigError, Route, probe, resolve
 from memory.recent import Recent
+from memory.settings import Settings, current
 from memory.types import Usage
 
 log = logging.getLogger(__name__)
 
 LOCAL_DEFAULT = "local/smollm2"
-# The first provider key found in the environment picks that provider's small model.
+# The first provider key found in the environment picks that provider's small model
+# (memory.settings.PROVIDER_KEYS lists the same names: the settings keep which are set).
 KEYED_DEFAULTS: tuple[tuple[str, str], ...] = (
     ("OPENAI_API_KEY", "openai/gpt-4o-mini"),
     ("ANTHROPIC_API_KEY", "anthropic/claude-3-5-haiku-latest"),
@@ -65,33 +66,36 @@ async def _wait_gate(model: str) -> None:
 DEFAULT_TIMEOUT = 180.0  # seconds; the embedded model on a busy CPU needs minutes per prompt
 
 
-def default_model(env: dict[str, str] | None = None) -> str:
-    """The model engram uses when none is given."""
-    env = dict(os.environ) if env is None else env
-    if env.get("ENGRAM_MODEL"):
-        return env["ENGRAM_MODEL"]
+def default_model(settings: Settings | None = None) -> str:
+    """The model of the settings (``--model``, ``$ENGRAM_MODEL``, the config's), else the
+    small model of the first provider whose key is set, else the embedded one."""
+    settings = settings or current()
+    if settings.model:
+        return settings.model
     for key, model in KEYED_DEFAULTS:
-        if env.get(key):
+        if key in settings.keys:
             return model
     return LOCAL_DEFAULT
 
 
-def route_of(model: str, api_base: str | None = None, structured_mode: str | None = None
-             ) -> Route:
+def route_of(model: str, api_base: str | None = None, structured_mode: str | None = None,
+             settings: Settings | None = None) -> Route:
     """Where ``model`` (a model string or a config alias) is served; LLMError if its
     alias, api base or forced mode cannot be used."""
     try:
-        return resolve(model, api_base=api_base, structured=structured_mode)
+        return resolve(model, api_base=api_base, structured=structured_mode,
+                       settings=settings)
     except ModelConfigError as exc:
         raise LLMError(str(exc)) from None
 
 
-def check_model(model: str, api_base: str | None = None) -> None:
+def check_model(model: str, api_base: str | None = None,
+                settings: Settings | None = None) -> None:
     """Raise ``LLMError`` with a clear message if litellm cannot route ``model`` (an alias
     is looked up first) or its api base does not answer."""
     if not model or not model.strip():
         raise LLMError("empty model name")
-    route = route_of(model, api_base)
+    route = route_of(model, api_base, settings=settings)
     model = route.model
     if model.startswith("local/"):  # known without importing litellm (2-3 s)
         from memory.local import LOCAL_MODELS, LocalModelError, local_context_window
@@ -110,11 +114,9 @@ def check_model(model: str, api_base: str | None = None) -> None:
     try:
         import_litellm().get_llm_provider(model)
     except Exception as exc:
-        from memory.home import config_path
-
         raise LLMError(
-            f"unknown model {model!r}: not an alias in {config_path()} and litellm cannot "
-            "tell its provider (use provider/name, e.g. openai/gpt-4o-mini or "
+            f"unknown model {model!r}: not an alias in {(settings or current()).config_path} "
+            "and litellm cannot tell its provider (use provider/name, e.g. openai/gpt-4o-mini or "
             "ollama/qwen2.5-coder)"
         ) from exc
     try:
@@ -146,7 +148,8 @@ class LLMConfig:
     temperature: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
     structured: str | None = None  # force a structured mode (see memory/structured.py)
-    api_base: str | None = None  # the server's base URL (else an alias's, $ENGRAM_API_BASE)
+    api_base: str | None = None  # the server's base URL (else an alias's, the settings')
+    settings: Settings | None = None  # the process's (memory.settings); None: current()
 
 
 class LLM(StructuredCalls):
@@ -158,7 +161,9 @@ class LLM(StructuredCalls):
         self.ledger = ledger if ledger is not None else Usage()
         self.stats = stats if stats is not None else StructuredStats()
         self._mode: str | None = None
-        self.route = route_of(self.config.model, self.config.api_base, self.config.structured)
+        self.settings = self.config.settings or current()
+        self.route = route_of(self.config.model, self.config.api_base, self.config.structured,
+                              self.settings)
 
     @property
     def model(self) -> str:
@@ -172,7 +177,7 @@ class LLM(StructuredCalls):
 
     def with_model(self, model: str) -> LLM:
         """The same settings and ledger, another model (checked first)."""
-        check_model(model)
+        check_model(model, settings=self.settings)
         cfg = LLMConfig(**{**self.config.__dict__, "model": model, "api_base": None,
                            "structured": None})  # the new model's own route
         return LLM(cfg, self.ledger, self.stats)
@@ -264,7 +269,7 @@ class LLM(StructuredCalls):
         except ModelConfigError as exc:
             raise LLMError(str(exc)) from None
         if key is None and self.route.served and self.route.provider in OPENAI_LIKE \
-                and not os.environ.get("OPENAI_API_KEY"):
+                and "OPENAI_API_KEY" not in self.settings.keys:
             key = "no-key"  # the OpenAI client insists on one; a local server takes any
         if key is not None:
             kwargs["api_key"] = key

@@ -7,16 +7,15 @@ A name is a litellm model string (``openai/qwen2.5-coder-7b``, ``ollama/llama3.1
                           "api_base": "http://localhost:8000/v1", "structured": "schema",
                           "api_key_env": "CODER_KEY"}}}
 
-A model without an alias takes its api base from ``$ENGRAM_API_BASE`` (what
-``--api-base`` sets, so every call of the process and of its workers sees it) and its
-forced structured mode from ``$ENGRAM_STRUCTURED`` (``--structured``) or the config's
-``"structured"``. Keys come from the environment or a key file only: a config entry
-named like a key is refused, and no key is ever kept in a ``Route``.
+A model without an alias takes its api base and forced structured mode from the
+settings (``memory.settings``: ``--api-base`` / ``--structured``, else
+``$ENGRAM_API_BASE`` / ``$ENGRAM_STRUCTURED``, else the config's ``"api_base"`` /
+``"structured"``), handed to ``resolve`` as a value. Keys come from the environment or
+a key file only: a config entry named like a key is refused, and no key is ever kept in a ``Route``.
 """
 
 from __future__ import annotations
 
-import os
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -24,11 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.home import config_path, load_config
+from memory.settings import API_KEY_ENV, Settings, current, secret
 
-API_BASE_ENV = "ENGRAM_API_BASE"
-STRUCTURED_ENV = "ENGRAM_STRUCTURED"
-API_KEY_ENV = "ENGRAM_API_KEY"
 # Structured modes a user may force (memory/structured.py explains each).
 FORCEABLE = ("schema", "schema_object", "ollama_format", "json", "prompt", "grammar")
 # Providers whose endpoint is a server the developer runs (or an OpenAI-compatible proxy).
@@ -60,6 +56,7 @@ class Route:
     structured: str | None = None  # a forced structured mode
     key_env: str | None = None
     key_file: str | None = None
+    env_base: str | None = None  # the provider's base litellm reads from the environment
 
     @property
     def provider(self) -> str:
@@ -76,18 +73,13 @@ class Route:
     @property
     def endpoint(self) -> str | None:
         """The base the calls reach: given, else the one litellm reads from the environment."""
-        if self.api_base:
-            return self.api_base
-        for var in _BASE_ENV.get(self.provider, ()):
-            if os.environ.get(var):
-                return os.environ[var].rstrip("/")
-        return _DEFAULT_BASE.get(self.provider)
+        return self.api_base or self.env_base or _DEFAULT_BASE.get(self.provider)
 
     def api_key(self) -> str | None:
         """The key for a call, read now from the environment or the key file; None: the
         provider's usual variable (litellm reads it)."""
         if self.key_env:
-            value = os.environ.get(self.key_env)
+            value = secret(self.key_env)
             if not value:
                 raise ModelConfigError(f"model {self.name!r}: ${self.key_env} is not set")
             return value
@@ -97,23 +89,22 @@ class Route:
             except OSError as exc:
                 raise ModelConfigError(f"model {self.name!r}: cannot read its key file "
                                        f"{self.key_file}: {exc.strerror or exc}") from None
-        if self.served and os.environ.get(API_KEY_ENV):
-            return os.environ[API_KEY_ENV]
-        return None
+        return secret(API_KEY_ENV) if self.served else None
 
 
-def aliases() -> dict[str, dict[str, Any]]:
+def aliases(settings: Settings | None = None) -> dict[str, dict[str, Any]]:
     """The config's ``models`` table (alias -> entry), checked; ModelConfigError if malformed."""
-    table = load_config().get("models", {})
+    settings = settings or current()
+    table = settings.config().get("models", {})
     if not isinstance(table, dict):
-        raise ModelConfigError(f"{config_path()}: 'models' must be an object of aliases")
+        raise ModelConfigError(f"{settings.config_path}: 'models' must be an object of aliases")
     for alias, entry in table.items():
-        _check_entry(alias, entry)
+        _check_entry(alias, entry, settings.config_path)
     return table
 
 
-def _check_entry(alias: str, entry: Any) -> None:
-    where = f"{config_path()}: models.{alias}"
+def _check_entry(alias: str, entry: Any, path: str) -> None:
+    where = f"{path}: models.{alias}"
     if not isinstance(entry, dict) or not isinstance(entry.get("model"), str) \
             or not entry["model"].strip():
         raise ModelConfigError(f"{where} needs a \"model\" (a litellm model string)")
@@ -151,29 +142,33 @@ def check_structured(mode: str, where: str = "--structured") -> str:
     return mode
 
 
-def resolve(name: str, *, api_base: str | None = None, structured: str | None = None) -> Route:
-    """The route of ``name``: an alias's entry, else ``name`` with ``api_base`` (else
-    ``$ENGRAM_API_BASE`` for a model that is not embedded). ``structured`` given here
-    wins over the alias's, ``$ENGRAM_STRUCTURED`` and the config's."""
+def resolve(name: str, *, api_base: str | None = None, structured: str | None = None,
+            settings: Settings | None = None) -> Route:
+    """The route of ``name``: an alias's entry, else ``name`` with ``api_base`` (else the
+    settings' api base for a model that is not embedded). ``structured`` given here wins
+    over the alias's and the settings' (flag, else environment, else config file)."""
+    settings = settings or current()
     name = name.strip()
-    entry = aliases().get(name) if name and "/" not in name else None
-    env_mode = os.environ.get(STRUCTURED_ENV) or None
-    config_mode = load_config().get("structured")
-    if env_mode:
-        check_structured(env_mode, f"${STRUCTURED_ENV}")
-    if config_mode is not None:
-        config_mode = check_structured(str(config_mode), f"{config_path()}: structured")
+    entry = aliases(settings).get(name) if name and "/" not in name else None
+    mode = settings.structured or None
+    if mode:
+        check_structured(mode, f"structured ({settings.source('structured')})")
     if entry is not None:
         base = api_base or entry.get("api_base")
-        return Route(name=name, model=entry["model"].strip(),
-                     api_base=check_api_base(base) if base else None,
-                     structured=structured or entry.get("structured") or env_mode
-                     or config_mode,
-                     key_env=entry.get("api_key_env"), key_file=entry.get("api_key_file"))
-    base = api_base or (None if name.startswith("local/")
-                        else os.environ.get(API_BASE_ENV) or None)
-    return Route(name=name, model=name, api_base=check_api_base(base) if base else None,
-                 structured=structured or env_mode or config_mode)
+        route = Route(name=name, model=entry["model"].strip(),
+                      api_base=check_api_base(base) if base else None,
+                      structured=structured or entry.get("structured") or mode,
+                      key_env=entry.get("api_key_env"), key_file=entry.get("api_key_file"))
+    else:
+        base = api_base or (None if name.startswith("local/") else settings.api_base or None)
+        where = "--api-base" if api_base or settings.source("api_base") == "flag" \
+            else f"api base ({settings.source('api_base')})"
+        route = Route(name=name, model=name,
+                      api_base=check_api_base(base, where) if base else None,
+                      structured=structured or mode)
+    env_base = next((settings.provider_base(var) for var in _BASE_ENV.get(route.provider, ())
+                     if settings.provider_base(var)), None)
+    return Route(**{**route.__dict__, "env_base": env_base})
 
 
 def probe(route: Route, timeout: float = 3.0) -> None:
@@ -191,12 +186,3 @@ def probe(route: Route, timeout: float = 3.0) -> None:
         reason = getattr(exc, "reason", exc)
         raise ModelConfigError(f"cannot reach the api base {route.api_base} of "
                                f"{route.name!r}: {reason}") from None
-
-
-def use_cli_settings(api_base: str | None, structured: str | None) -> None:
-    """``--api-base`` / ``--structured`` for every model call of this process and of the
-    processes it starts (replay's workers): checked, then put in the environment."""
-    if api_base:
-        os.environ[API_BASE_ENV] = check_api_base(api_base)
-    if structured:
-        os.environ[STRUCTURED_ENV] = check_structured(structured)

@@ -15,6 +15,7 @@ from memory.embed import MINILM, LazyEmbedder
 from memory.home import repo_home
 from memory.llm import DEFAULT_TIMEOUT, LLM, LLMConfig, check_model, default_model
 from memory.repo import IndexReport, Progress, RepoIndex
+from memory.settings import Settings, current
 from memory.store import Store
 from memory.transcript import TranscriptWriter, new_session_id, sessions_dir
 
@@ -32,6 +33,7 @@ class SessionOptions:
     shared_memory: bool = False  # memory backends: one store per repository, not per session
     preload: bool = False  # start loading an embedded model at once (an answer is coming)
     backend_options: tuple[tuple[str, object], ...] = ()  # hyperparameters (backends/options)
+    settings: Settings | None = None  # the front-end's (memory.settings); None: current()
 
 
 @dataclass
@@ -56,8 +58,9 @@ def open_index(repo: Path, data_dir: Path | None = None, embed_model: str = MINI
 def open_session(options: SessionOptions, progress: Progress | None = None) -> Session:
     """Validate the options (clear errors first, before anything slow), then assemble."""
     registry.spec(options.backend)  # UnknownBackend lists the known names
-    model = options.model or default_model()
-    check_model(model)
+    settings = options.settings or current()
+    model = options.model or default_model(settings)
+    check_model(model, settings=settings)
     if options.preload:
         from memory.local import preload
 
@@ -65,7 +68,8 @@ def open_session(options: SessionOptions, progress: Progress | None = None) -> S
     index, report = open_index(options.repo, options.data_dir, options.embed_model, progress)
     home = repo_home(index.root, options.data_dir)
     session_id = new_session_id()
-    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens, timeout=options.timeout))
+    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens, timeout=options.timeout,
+                        settings=settings))
     env = BackendEnv(llm=llm, embedder=index.embedder, repo=index,
                      data_dir=home, session_id=session_id,
                      options={"shared_memory": options.shared_memory,

@@ -131,24 +131,6 @@ def engram_home(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield
 
 
-# What the CLI's --api-base / --structured / --model put in the process environment for
-# every later model call (memory.models.use_cli_settings): in the tests, main() runs
-# in-process, so without this a test's server setting outlived it and sent the next test's
-# scripted model to a server that is gone.
-_CLI_ENV = ("ENGRAM_API_BASE", "ENGRAM_STRUCTURED", "ENGRAM_MODEL")
-
-
-@pytest.fixture(autouse=True)
-def cli_settings_stay_in_their_test() -> Any:
-    saved = {key: os.environ.get(key) for key in _CLI_ENV}
-    yield
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-
-
 def _register_scripted() -> None:
     import litellm
     from litellm.llms.custom_llm import CustomLLM

@@ -62,8 +62,9 @@ def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> 
     from memory.llm import LLMError
     from memory.session import SessionOptions, open_session
 
-    use_model_settings(args)
+    settings = use_model_settings(args)
     options = SessionOptions(repo=Path(args.repo), backend=args.backend, model=args.model,
+                             settings=settings,
                              data_dir=args.data_dir, max_tokens=args.max_tokens, record=record,
                              shared_memory=args.shared_memory, preload=True,
                              backend_options=tuple(backend_options(args).items()),
@@ -321,6 +322,7 @@ def _plugin_command(name: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     from memory.redact import install_log_redaction
+    from memory.settings import scope as settings_scope
 
     _offline_env()
     install_log_redaction()
@@ -331,11 +333,13 @@ def main(argv: list[str] | None = None) -> int:
     if plugin is not None:
         return int(plugin(argv[1:]))
     if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help"):
-        return run_app(argv)
+        with settings_scope():
+            return run_app(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        with settings_scope():  # what the command installs ends with it
+            return int(args.func(args))
     except CLIError as exc:
         say(str(exc))
         return EXIT_USAGE

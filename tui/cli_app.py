@@ -94,7 +94,7 @@ def run_app(argv: list[str]) -> int:
     transcript = None
     try:
         _preflight(Path(args.path), args.data_dir, args.backend)
-        use_model_settings(args)
+        settings = use_model_settings(args)
         check_model_quickly(args.model)
         opts = backend_options(args)
         timeout = llm_timeout(args.timeout)
@@ -109,6 +109,6 @@ def run_app(argv: list[str]) -> int:
                          data_dir=args.data_dir, continue_last=args.continue_last,
                          pick_session=args.resume == "", max_tokens=args.max_tokens,
                          transcript=transcript, timeout=timeout,
-                         backend_options=opts)
+                         backend_options=opts, settings=settings)
     EngramApp(options).run()
     return 0

@@ -24,19 +24,29 @@ def model_arguments(parser: argparse.ArgumentParser) -> None:
                         help=STRUCTURED_HELP)
 
 
-def use_model_settings(args: argparse.Namespace) -> None:
-    """``--api-base`` / ``--structured`` for every model call of this process (CLIError
-    on a bad URL, or an api base for the embedded model)."""
+def use_model_settings(args: argparse.Namespace) -> Any:
+    """The settings of this command (config file, environment, then the flags
+    ``--model``, ``--api-base``, ``--structured``, ``--data-dir``), checked and installed
+    for the command's scope (``memory.settings.scope`` in ``main``); CLIError on a bad
+    URL or mode, or an api base for the embedded model."""
+    from memory import settings as engram_settings
     from memory.llm import default_model
-    from memory.models import ModelConfigError, use_cli_settings
+    from memory.models import ModelConfigError, check_api_base, check_structured
 
-    if args.api_base and (args.model or default_model()).startswith("local/"):
+    flags = {"model": getattr(args, "model", None), "api_base": args.api_base,
+             "structured": args.structured, "data_dir": getattr(args, "data_dir", None)}
+    loaded = engram_settings.load(flags)
+    if args.api_base and default_model(loaded).startswith("local/"):
         raise CLIError("--api-base points at a server: name its model with --model, e.g. "
                        "--model openai/NAME (or an alias from the config)")
     try:
-        use_cli_settings(args.api_base, args.structured)
+        if args.api_base:
+            check_api_base(args.api_base)
+        if args.structured:
+            check_structured(args.structured)
     except ModelConfigError as exc:
         raise CLIError(str(exc)) from exc
+    return engram_settings.install(loaded)
 
 
 def check_model_quickly(model: str | None) -> None:

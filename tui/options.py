@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,3 +23,4 @@ class AppOptions:
     act: bool = True  # tools, edits and commands on the repository (tui/edits.py)
     auto_apply: bool | None = None  # apply edits without asking; None: config "auto_apply"
     commands: bool | None = None  # offer the run tool (consent, jail); None: config "commands"
+    settings: Any = None  # memory.settings.Settings of the command line; None: current()

@@ -23,6 +23,7 @@ from memory.llm import (
     route_of,
 )
 from memory.repo import IndexReport, Progress, RepoIndex
+from memory.settings import current
 from memory.steering import user_ops
 from memory.store import Store
 from memory.transcript import (
@@ -64,9 +65,11 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
         backend = resumed.backend or backend
         model = model or resumed.model
     registry.spec(backend)
-    model = model or default_model()
-    await asyncio.to_thread(check_model, model)
-    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens, timeout=options.timeout))
+    settings = getattr(options, "settings", None) or current()
+    model = model or default_model(settings)
+    await asyncio.to_thread(check_model, model, None, settings)
+    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens, timeout=options.timeout,
+                        settings=settings))
     env = BackendEnv(llm=llm, embedder=LazyEmbedder(), repo=None, data_dir=home,
                      session_id=session_id,
                      options=dict(getattr(options, "backend_options", {}) or {}))

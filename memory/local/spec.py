@@ -73,7 +73,9 @@ class LocalModelError(RuntimeError):
 def local_context_window() -> int:
     """The embedded model's window: ``$ENGRAM_LOCAL_CONTEXT`` tokens (1024 up to the
     model's 8192), else 4096. Raises ``LocalModelError`` on a value that is not a number."""
-    raw = os.environ.get("ENGRAM_LOCAL_CONTEXT", "").strip()
+    from memory.settings import current
+
+    raw = current().local_context.strip()
     if not raw:
         return DEFAULT_LOCAL_CONTEXT
     try:
@@ -90,8 +92,10 @@ def local_threads() -> int:
     one per core (up to 8). Fewer than the cores when other work shares the machine: on
     2 busy cores, one thread generated faster than two (5.7 vs 6.2 s for 128 tokens).
     Raises ``LocalModelError`` on a value that is not a positive number."""
+    from memory.settings import current
+
     try:
-        value = positive_threads("ENGRAM_LLM_THREADS")
+        value = positive_threads("ENGRAM_LLM_THREADS", current().llm_threads)
     except ValueError as exc:
         raise LocalModelError(str(exc)) from None
     return value if value is not None else max(1, min(8, os.cpu_count() or 1))

@@ -34,7 +34,9 @@ CHOICES = ("fast", "shipped")
 def weights_choice() -> str:
     """``$ENGRAM_LOCAL_WEIGHTS``: ``fast`` (the default: the converted copy) or
     ``shipped``. Raises ``LocalModelError`` on anything else."""
-    raw = os.environ.get("ENGRAM_LOCAL_WEIGHTS", "").strip().lower() or "fast"
+    from memory.settings import current
+
+    raw = current().local_weights.strip().lower() or "fast"
     if raw not in CHOICES:
         raise LocalModelError(
             f"ENGRAM_LOCAL_WEIGHTS={raw!r}: use one of {', '.join(CHOICES)}")

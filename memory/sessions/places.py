@@ -16,9 +16,10 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
+
+from memory.settings import current
 
 TOOLS = ("claude", "codex", "aider", "engram")
 TOOL_NAMES = {"claude": "claude-code", "codex": "codex", "aider": "aider", "engram": "engram"}
@@ -26,11 +27,11 @@ HEAD_LINES = 20  # lines of a session read to find where it ran
 
 
 def claude_dir() -> Path:
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    return Path(current().claude_dir or Path.home() / ".claude")
 
 
 def codex_dir() -> Path:
-    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    return Path(current().codex_dir or Path.home() / ".codex")
 
 
 def claude_project(root: Path) -> str:

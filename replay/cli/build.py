@@ -82,9 +82,9 @@ def build(argv: list[str]) -> int:
     name = chosen(args, parser)
     try:
         from memory.llm import LLMError, check_model
-        from memory.models import use_cli_settings
+        from replay.cli.args import use_settings
 
-        use_cli_settings(args.api_base, args.structured)
+        use_settings(args)
         if args.model:
             check_model(args.model)
         hook = builder(benchmarks.get(name))

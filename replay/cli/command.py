@@ -180,10 +180,12 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     try:
-        from memory.models import use_cli_settings
+        from dataclasses import replace
 
-        use_cli_settings(args.api_base, args.structured)  # every model call, workers too
-        config = _config(args)
+        from replay.cli.args import use_settings
+
+        settings = use_settings(args)  # this process's model calls; workers get it in config
+        config = replace(_config(args), settings=settings)
     except (BackendOptionError, ValueError) as exc:
         console.print(f"engram replay: {exc}", markup=False)
         return EXIT_USAGE
@@ -268,8 +270,14 @@ DEMO_SOURCES = {"outlines": "outlines", "qa": "qa/inventory-qa.json",
 
 
 def main(argv: list[str] | None = None) -> int:
+    from memory.settings import scope
+
     install_log_redaction()
-    argv = list(sys.argv[1:] if argv is None else argv)
+    with scope():  # the settings a command installs end with it
+        return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str]) -> int:
     if argv[:1] == ["build"]:
         return build(argv[1:])
     if argv[:1] == ["report"]:  # runs merged: results.json, tables, charts, an HTML page

@@ -58,6 +58,10 @@ def _worker_replay(config: ReplayConfig, setup: Setup, run: str,
     so this module never imports the runner that imports it)."""
     if setup is not None:
         setup()
+    if config.settings is not None:  # the driver's settings, not this node's environment
+        from memory.settings import install
+
+        install(config.settings)
     key = f"{run}:{config!r}"
     if key not in _WORKER:
         scratch = scratch_root(run) / str(os.getpid())

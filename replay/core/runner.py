@@ -25,6 +25,7 @@ from memory.backends import BackendEnv, Registry, registry
 from memory.embed import Embedder, get_embedder
 from memory.llm import LLM
 from memory.repo import RepoIndex
+from memory.settings import Settings
 from memory.store import Store
 from memory.transcript import TranscriptWriter
 from replay.benchmark import benchmarks
@@ -80,6 +81,7 @@ class ReplayConfig:
     window: int | None = None  # the model window of every budget (None: the model's own;
     #                            0: unbounded; replay.core.window)
     voice: str = "template"  # outlines: template | varied | a phrasing file (locoeval.voice)
+    settings: Settings | None = None  # the command's (memory.settings): installed by workers
 
     def __post_init__(self) -> None:
         if self.samples < 1:

@@ -120,7 +120,9 @@ def _covers(target: str, node: str) -> bool:
 def mode() -> str:
     """"bwrap" when the OS jail works here, else "weak" (said once, on stderr); the
     environment variable ``ENGRAM_SANDBOX=weak`` asks for the weak one."""
-    why = ("ENGRAM_SANDBOX=weak" if os.environ.get("ENGRAM_SANDBOX") == "weak"
+    from memory.settings import current
+
+    why = ("ENGRAM_SANDBOX=weak" if current().sandbox == "weak"
            else _bwrap.available())
     if why is None:
         return "bwrap"

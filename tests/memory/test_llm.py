@@ -3,15 +3,19 @@ from __future__ import annotations
 import pytest
 
 from memory.llm import LLM, LLMConfig, LLMError, check_model, default_model, import_litellm
+from memory.settings import load
 from memory.transcript import read_transcript
 
 
 def test_default_model_follows_the_first_key_found():
-    assert default_model({}) == "local/smollm2"
-    assert default_model({"ANTHROPIC_API_KEY": "x"}) == "anthropic/claude-3-5-haiku-latest"
+    def of(env: dict[str, str]) -> str:
+        return default_model(load(env=env))
+
+    assert of({}) == "local/smollm2"
+    assert of({"ANTHROPIC_API_KEY": "x"}) == "anthropic/claude-3-5-haiku-latest"
     both = {"DEEPSEEK_API_KEY": "x", "OPENAI_API_KEY": "y"}
-    assert default_model(both) == "openai/gpt-4o-mini"
-    assert default_model({"ENGRAM_MODEL": "ollama/qwen2.5-coder"}) == "ollama/qwen2.5-coder"
+    assert of(both) == "openai/gpt-4o-mini"
+    assert of({"ENGRAM_MODEL": "ollama/qwen2.5-coder"}) == "ollama/qwen2.5-coder"
 
 
 def test_model_strings_are_checked_with_clear_errors():
