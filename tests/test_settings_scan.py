@@ -39,10 +39,8 @@ def _env_reads(tree: ast.AST) -> list[tuple[int, str]]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             func = node.func
             first = node.args[0] if node.args else None
-            if func.attr in ("get", "pop") and is_environ(func.value):
-                found.append((node.lineno, name_of(first)))
-            elif func.attr == "getenv" and isinstance(func.value, ast.Name) \
-                    and func.value.id == "os":
+            if (func.attr in ("get", "pop") and is_environ(func.value)) or (func.attr == "getenv" and isinstance(func.value, ast.Name) \
+                    and func.value.id == "os"):
                 found.append((node.lineno, name_of(first)))
     return found
 

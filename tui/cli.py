@@ -303,6 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
                                            "aliases and learned structured modes")
     models.add_argument("--forget", action="store_true",
                         help="forget the structured modes learned from servers")
+    models.add_argument("--model", default=None, help="show the settings with this model")
+    model_arguments(models)  # --api-base / --structured: shown as set by a flag
     models.set_defaults(func=cmd_models)
     return parser
 

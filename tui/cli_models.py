@@ -93,8 +93,10 @@ def _loaded_as(name: str, layout: str | None) -> str:
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    """The embedded models (and whether each can run here), the default model, the
-    config's aliases and the structured modes learned from servers."""
+    """The embedded models (and whether each can run here), the default model, each
+    setting and where it came from, the config's aliases and the structured modes
+    learned from servers."""
+    use_model_settings(args)
     from memory.llm import default_model
     from memory.local import (
         LOCAL_MODELS,
@@ -134,8 +136,26 @@ def cmd_models(args: argparse.Namespace) -> int:
         embedding = f"unusable: {exc}"
     print(f"threads of the MiniLM embedder: {embedding} (ENGRAM_EMBED_THREADS)")
     print(f"default model: {default_model()}  (ENGRAM_MODEL, an API key, else local/smollm2)")
+    _sources()
     _served_models(args)
     return 0
+
+
+def _sources() -> None:
+    """Each setting's value and where it came from (flag, env, config file, default)."""
+    from dataclasses import fields
+
+    from memory.settings import Settings, current
+
+    settings = current()
+    print("settings (config file, then environment, then flags: the later wins):")
+    for f in fields(Settings):
+        if f.name in ("keys", "provider_bases", "sources"):
+            continue
+        value = getattr(settings, f.name) or "-"
+        print(f"  {f.name:14} {value}  ({settings.source(f.name)})")
+    keys = ", ".join(settings.keys) or "none"
+    print(f"  {'provider keys':14} {keys}  (env; values never shown)")
 
 
 def _served_models(args: argparse.Namespace) -> None:

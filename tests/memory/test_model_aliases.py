@@ -145,3 +145,21 @@ def test_slash_model_switches_to_an_alias(home):
                                                                 stub.base)
     with pytest.raises(ValueError, match="not an alias"):
         usable_llm(llm, "nosuch")
+
+
+def test_models_says_where_each_setting_came_from(home, monkeypatch, capsys):
+    write_config(home, {"structured": "json", "llm_threads": 1})
+    monkeypatch.setenv("ENGRAM_STRUCTURED", "prompt")
+    monkeypatch.setenv("ENGRAM_LOCAL_CONTEXT", "2048")
+    assert main(["models", "--model", "openai/m", "--api-base", "http://127.0.0.1:9/v1"]) == 0
+    out = capsys.readouterr().out
+    assert "api_base       http://127.0.0.1:9/v1  (flag)" in out
+    assert "model          openai/m  (flag)" in out
+    assert "structured     prompt  (env $ENGRAM_STRUCTURED)" in out  # env over the config
+    assert "llm_threads    1  (config file)" in out
+    assert "local_context  2048  (env $ENGRAM_LOCAL_CONTEXT)" in out
+    assert "sandbox        -  (default)" in out
+    # the command's flags end with it: the next command sees the environment only
+    from memory.settings import current
+
+    assert current().api_base == "" and current().model == ""
