@@ -39,8 +39,10 @@ def _env_reads(tree: ast.AST) -> list[tuple[int, str]]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             func = node.func
             first = node.args[0] if node.args else None
-            if (func.attr in ("get", "pop") and is_environ(func.value)) or (func.attr == "getenv" and isinstance(func.value, ast.Name) \
-                    and func.value.id == "os"):
+            reads = func.attr in ("get", "pop") and is_environ(func.value)
+            getenv = func.attr == "getenv" and isinstance(func.value, ast.Name) \
+                and func.value.id == "os"
+            if reads or getenv:
                 found.append((node.lineno, name_of(first)))
     return found
 
