@@ -26,15 +26,17 @@ def model_arguments(parser: argparse.ArgumentParser) -> None:
 
 def use_model_settings(args: argparse.Namespace) -> Any:
     """The settings of this command (config file, environment, then the flags
-    ``--model``, ``--api-base``, ``--structured``, ``--data-dir``), checked and installed
+    ``--model``, ``--api-base``, ``--structured``), checked and installed
     for the command's scope (``memory.settings.scope`` in ``main``); CLIError on a bad
     URL or mode, or an api base for the embedded model."""
     from memory import settings as engram_settings
     from memory.llm import default_model
     from memory.models import ModelConfigError, check_api_base, check_structured
 
+    # --data-dir is not one: it goes to SessionOptions.data_dir, one run's data (the
+    # config file and the learned modes' cache stay $ENGRAM_HOME's, as before)
     flags = {"model": getattr(args, "model", None), "api_base": args.api_base,
-             "structured": args.structured, "data_dir": getattr(args, "data_dir", None)}
+             "structured": args.structured}
     loaded = engram_settings.load(flags)
     if args.api_base and default_model(loaded).startswith("local/"):
         raise CLIError("--api-base points at a server: name its model with --model, e.g. "
