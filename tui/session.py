@@ -10,12 +10,11 @@ from typing import Any
 from memory import __version__, _git
 from memory._checks import valid_session_id
 from memory.agent import Agent, AgentConfig
-from memory.backends import BackendEnv, registry
+from memory.backends import registry
 from memory.embed import LazyEmbedder
 from memory.home import repo_home
 from memory.llm import (
     LLM,
-    LLMConfig,
     LLMError,
     check_model,
     default_model,
@@ -23,11 +22,11 @@ from memory.llm import (
     route_of,
 )
 from memory.repo import IndexReport, Progress, RepoIndex
+from memory.session import build_agent, session_llm
 from memory.settings import current
 from memory.steering import user_ops
 from memory.store import Store
 from memory.transcript import (
-    TranscriptWriter,
     new_session_id,
     read_transcript,
     resume_from,
@@ -68,14 +67,12 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
     settings = getattr(options, "settings", None) or current()
     model = model or default_model(settings)
     await asyncio.to_thread(check_model, model, None, settings)
-    llm = LLM(LLMConfig(model=model, max_tokens=options.max_tokens, timeout=options.timeout,
-                        settings=settings))
-    env = BackendEnv(llm=llm, embedder=LazyEmbedder(), repo=None, data_dir=home,
-                     session_id=session_id,
-                     options=dict(getattr(options, "backend_options", {}) or {}))
+    llm = session_llm(model, settings, max_tokens=options.max_tokens, timeout=options.timeout)
     path = transcript or sessions_dir(home) / f"{session_id}.jsonl"
-    agent = Agent(registry.create(backend, env), llm, env, TranscriptWriter(path),
-                  config=AgentConfig(max_answer_tokens=options.max_tokens))
+    agent = build_agent(backend, llm, data_dir=home, session_id=session_id,
+                        transcript=path,  # the index joins when built (build_index)
+                        options=getattr(options, "backend_options", {}) or {},
+                        config=AgentConfig(max_answer_tokens=options.max_tokens))
     if turns:  # with the developer's pins, forgets and edits (memory/steering.py)
         await agent.resume(turns, user_ops(read_transcript(transcript).of_type("memory")))
     else:

@@ -25,9 +25,9 @@ from memory.backends import BackendEnv, Registry, registry
 from memory.embed import Embedder, get_embedder
 from memory.llm import LLM
 from memory.repo import RepoIndex
+from memory.session import build_agent
 from memory.settings import Settings
 from memory.store import Store
-from memory.transcript import TranscriptWriter
 from replay.benchmark import benchmarks
 from replay.core.cost import Budget, pair_cost
 from replay.core.names import safe_name
@@ -187,19 +187,21 @@ class Replay:
         transcript file), ``llm`` shares one ledger among them."""
         llm = llm or answer_llm(self.config.model, self.config.window)
         pair = f"{source_id(source)}__{name}" + (f"__{part}" if part else "")
-        env = BackendEnv(llm=llm, embedder=self.embedder, repo=repo,
-                         data_dir=self.work / "homes" / pair, session_id=pair,
-                         store_uri=self._store_uri(pair),
-                         options=dict(self.config.backend_options))
-        backend: Any = benchmarks.of(source).backend(name, env, source)  # oracle, qa's full
-        if backend is None and name in self.own_backends:  # another benchmark's own
-            raise ReplayError(f"the {name} backend needs {self.own_backends[name]}")
-        if backend is None:
-            backend = self.backends.create(name, env)
-        writer = TranscriptWriter(self.transcripts / f"{pair}.jsonl")
-        agent = Agent(backend, llm, env, writer,
-                      config=AgentConfig(max_answer_tokens=self.config.max_tokens,
-                                         answer_temperature=self.config.answer_temperature))
+
+        def backend(env: BackendEnv) -> Any:
+            made = benchmarks.of(source).backend(name, env, source)  # oracle, qa's full
+            if made is None and name in self.own_backends:  # another benchmark's own
+                raise ReplayError(f"the {name} backend needs {self.own_backends[name]}")
+            return made if made is not None else self.backends.create(name, env)
+
+        agent = build_agent(backend, llm, data_dir=self.work / "homes" / pair,
+                            session_id=pair, embedder=self.embedder, repo=repo,
+                            store_uri=self._store_uri(pair),
+                            options=self.config.backend_options,
+                            transcript=self.transcripts / f"{pair}.jsonl",
+                            config=AgentConfig(
+                                max_answer_tokens=self.config.max_tokens,
+                                answer_temperature=self.config.answer_temperature))
         agent.start_session(pair, "replay")
         self._made[(source_id(source), name)] = agent
         return agent
