@@ -168,16 +168,20 @@ def through_answer(repo: Path, target: Target, limits: Any = None) -> str | None
         return (f"no function `{target.qualname}` can be taken out of an answer holding its "
                 "original code")
     try:
-        if insert_function(source, target.qualname, code) == source:
-            return None
+        put_back = insert_function(source, target.qualname, code)
     except PrepareError as exc:
         return f"the original function taken through an answer cannot be put back: {exc}"
+    if put_back == source:
+        return None
     sample = Sample("s", target.namespace, target.path, "", target.tests, ())
     if run_code(repo, sample, code, limits or Limits()):
         return None
-    return ("the original function taken through an answer fails its tests (as extracted "
-            f"and put back, it differs from the file's: {len(code.splitlines())} lines "
-            f"for {span.end - span.start + 1})")
+    before, after = source.splitlines(), put_back.splitlines()
+    line = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
+                min(len(before), len(after)))
+    was, now = (x[line][:60] if line < len(x) else "(none)" for x in (before, after))
+    return ("the original function taken through an answer fails its tests: put back, "
+            f"line {line + 1} of {target.path} reads {now!r} for {was!r}")
 
 
 async def _generation_passes(llm: LLM, repo: Path, target: Target, signature: str,
