@@ -201,7 +201,15 @@ def _names(tree):
 
 
 def _two_words(name, taken):
-    free = [w for w in WORDS if not any(t.startswith(f"{name}_{w}") for t in taken)]
+    """Two suffixes for ``name``'s twins that no name of the file starts with (a word;
+    when the file took nearly every word, the word with a number, both alike)."""
+    n = 0
+    while True:
+        free = [w + (str(n) if n else "") for w in WORDS]
+        free = [w for w in free if not any(t.startswith(f"{name}_{w}") for t in taken)]
+        if len(free) >= 2:
+            break
+        n += 1
     first = free.pop(below(len(free)))
     return first, free[below(len(free))]
 

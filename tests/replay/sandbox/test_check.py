@@ -82,3 +82,14 @@ def test_the_test_file_is_as_it_was_after_the_run(tmp_path: Path):
                                  "tests/test_calc.py::test_param[2]"}
         assert box.read("tests/test_calc.py") == TEST_FILE
         assert sorted(p.name for p in (box.work / "tests").iterdir()) == ["test_calc.py"]
+
+
+def test_twins_are_named_even_when_the_file_took_nearly_every_word(tmp_path: Path):
+    taken = "".join(f"def test_double_{w}():\n    assert 1 == 1\n\n\n"
+                    for w in _check.WORDS[:-1])
+    (tmp_path / "test_calc.py").write_text(TEST_FILE + "\n\n" + taken)
+    plan = _check.pytest_check(["test_calc.py::test_double"], str(tmp_path))
+    names = [n.name for n in ast.parse(plan["source"]).body if isinstance(n, ast.FunctionDef)]
+    assert len(names) == len(set(names))  # no twin takes a name the file has
+    original, check = (plan[k].split("::")[-1] for k in ("original", "check"))
+    assert original != check and {original, check} <= set(names)
