@@ -25,6 +25,7 @@ from replay.locoeval.oracle import OracleBackend
 from replay.locoeval.outline import Outline, OutlineError, load_outlines
 from replay.locoeval.prepare import prepared_copy
 from replay.locoeval.tasks import Verdicts, as_dict, outline_tasks
+from replay.locoeval.voice import Voice, VoiceError, voice_of, voiced
 from replay.sandbox.sandbox import mode as sandbox_mode
 
 if TYPE_CHECKING:
@@ -65,6 +66,28 @@ def judging(replay: Replay) -> Judging:
     return found
 
 
+def run_voice(replay: Replay) -> Voice:
+    """The run's voice (``--voice``; made on first use, its phrasing file loaded once)."""
+    found = replay.shared.get("locoeval-voice")
+    if found is None:
+        found = replay.shared["locoeval-voice"] = voice_of(
+            LocoevalOptions.of(replay.config).voice, replay.config.seed)
+    return found
+
+
+def said(replay: Replay, source: Outline, result: dict[str, Any]) -> Outline:
+    """The outline as the mock user says it, and the voice in ``result``: the template
+    user speaks in the run's voice; the LLM mock user words the items itself, so its run
+    compares with the builder's text (the voice is recorded, not applied)."""
+    voice = run_voice(replay)
+    if LocoevalOptions.of(replay.config).mock_user == "llm":
+        result["voice"] = {**voice.record(), "applied": False,
+                           "why": "the LLM mock user words the items itself"}
+        return source
+    result["voice"] = voice.record(source)
+    return voiced(source, voice)
+
+
 class LoCoEvalBenchmark(BaseBenchmark):
     name = "locoeval"
     own_backends = MappingProxyType({"oracle": "an outline source"})
@@ -98,12 +121,22 @@ class LoCoEvalBenchmark(BaseBenchmark):
     def copy_repository(self, repo: Path, source: Any, dest: Path) -> None:
         prepared_copy(repo, self.targets(source), dest)  # without its targets and tests
 
+    def problem(self, replay: Replay, source: Any) -> str | None:
+        try:
+            voice = run_voice(replay)
+            if voice.phrasings is not None:
+                voice.phrasings.check([source], every_outline=False)
+        except VoiceError as exc:
+            return str(exc)
+        return None
+
     def backend(self, name: str, env: BackendEnv, source: Any) -> Any | None:
         return OracleBackend(env, source) if name == "oracle" else None
 
     async def drive(self, replay: Replay, source: Outline, name: str, repo: RepoIndex | None,
                     result: dict[str, Any], tick: Tick) -> Agent:
         config = replay.config
+        source = said(replay, source, result)  # oracle, judges and metrics read it as said
         agent = replay.agent(source, name, repo)
         await converse(agent, source, repo, config, replay.embedder, result, tick)
         judges = judging(replay)
@@ -143,6 +176,9 @@ class LoCoEvalBenchmark(BaseBenchmark):
         return from_arguments(args)
 
     def check(self, config: ReplayConfig, sources: list[Any]) -> None:
+        from replay.locoeval.voice import check_voice
+
+        check_voice(LocoevalOptions.of(config).voice, sources, config.seed)  # a phrasing file
         refs = LocoevalOptions.of(config).references
         if refs is not None:
             from replay.locoeval.llmuser import load_reference_queries
@@ -172,7 +208,8 @@ class LoCoEvalBenchmark(BaseBenchmark):
         refs = LocoevalOptions.of(config).reference_queries
         return [f"mock user: {', '.join(sorted({p['mock_user'] for p in voiced}))}; "
                 "reference queries: " + (", ".join(sorted(skipped)) if skipped else
-                                         f"from {refs}")]
+                                         f"from {refs}")
+                + f"; voice: {', '.join(map(str, _report.voices(pairs)))}"]
 
     # -- its numbers in the report (replay.locoeval.report) ---------------------------------
     columns = _report.COLUMNS

@@ -1,6 +1,7 @@
 """LoCoEval's own options of ``engram replay``: who voices the outline queries (the mock
 user, its model, its style references, the share of revisions voiced with a cue) and how
-set matches are judged (MiniLM and its threshold, or an LLM). The CLI's values travel in
+set matches are judged (MiniLM and its threshold, or an LLM), and the voice the template
+user words the items in (``replay.locoeval.voice``). The CLI's values travel in
 the run's config as plain values (``ReplayConfig.benchmark_options["locoeval"]``)."""
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class LocoevalOptions:
     revision_cues: float = 0.0  # share of replacing items voiced with a cue (0: LoCoEval's)
     judge_threshold: float | None = None  # the embed judge's cosine (None: its default)
     judge_model: str | None = None  # set: an LLM judges set matches (None: the run's)
+    voice: str = "template"  # how the template user words items: template | varied | FILE
 
     @classmethod
     def of(cls, config: ReplayConfig) -> LocoevalOptions:
@@ -71,6 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             "llm (needs --judge-model, or uses --model)")
     group.add_argument("--threshold", type=float, default=None,
                        help="cosine threshold of the embed judge")
+    from replay.locoeval.voice import add_voice_argument
+
+    add_voice_argument(group)  # type: ignore[arg-type]
 
 
 def from_arguments(args: argparse.Namespace) -> dict[str, Any]:
@@ -87,4 +92,5 @@ def from_arguments(args: argparse.Namespace) -> dict[str, Any]:
         reference_queries=str(refs) if refs is not None else None,
         revision_cues=args.revision_cues,
         judge_threshold=args.threshold if args.threshold is not None else THRESHOLD,
-        judge_model=args.judge_model or (model if args.judge == "llm" else None)))
+        judge_model=args.judge_model or (model if args.judge == "llm" else None),
+        voice=args.voice))

@@ -131,7 +131,27 @@ def summary(pairs: list[dict[str, Any]]) -> dict[str, Any]:
             groups.setdefault(l_interval(p["l"]), []).append(p)
     by_l = {k: per_backend(groups[k]) for k in sorted(groups, key=_interval_start)}
     return {"by_subset": split("subset"), "by_k": split("k"), "by_l": by_l,
-            "judge_check": judge_check(pairs)}
+            "judge_check": judge_check(pairs), "voices": voices(pairs)}
+
+
+def voices(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The outline voices the pairs were said in (``replay.locoeval.voice``), each once; a
+    phrasing file's ``covered`` and ``items`` summed over its outlines (each counted once,
+    whatever the backends)."""
+    found: dict[str, dict[str, Any]] = {}
+    counted: set[tuple[str, str]] = set()
+    for pair in pairs:
+        voice = pair.get("voice")
+        if not isinstance(voice, dict):
+            continue
+        same = {k: v for k, v in voice.items() if k not in ("covered", "items")}
+        key = repr(sorted(same.items()))
+        row = found.setdefault(key, dict(same))
+        if "covered" in voice and (key, str(pair.get("source"))) not in counted:
+            counted.add((key, str(pair.get("source"))))
+            row["covered"] = row.get("covered", 0) + int(voice["covered"])
+            row["items"] = row.get("items", 0) + int(voice.get("items") or 0)
+    return list(found.values())
 
 
 def volume(summary: dict[str, Any]) -> str | None:
