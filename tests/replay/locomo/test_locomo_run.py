@@ -125,3 +125,16 @@ def test_one_conversation_on_the_embedded_model(tmp_path, capsys):
         assert row["locomo"]["state_unchanged"] is True
         assert all(0.0 <= a["score"] <= 1.0 for a in row["locomo"]["answers"])
     assert "LoCoMo by category" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+async def test_the_judge_on_the_embedded_model_gives_parsed_verdicts():
+    """J through the structured-output path of the embedded model: a verdict parses (the
+    135M model's judgement itself is not what is tested)."""
+    from replay.locomo.judge import Judge
+
+    judge = Judge("local/smollm2")
+    verdict = await judge.verdict("When did Ana's first kiln firing happen?", "14 May 2023",
+                                  "On the 14th of May, 2023.")
+    assert verdict in (True, False) and judge.failures == 0
+    assert judge.llm.stats.parsed == 1
