@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from contextlib import asynccontextmanager
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -134,9 +135,10 @@ async def test_the_apps_store_and_the_servers_are_one(repo, tmp_path, script, mo
     data = tmp_path / "data"
     said = "`g` must keep the falsy items out of its result."
     monkeypatch.setattr(sys, "stdin", iter([f"{said}\n"]))
-    assert main(["chat", "--headless", "--repo", str(repo), "--model", "scripted/t",
-                 "--backend", "cards", "--shared-memory", "--backend-opt", "cards_facts=said",
-                 "--data-dir", str(data)]) == 0
+    assert await asyncio.to_thread(main, [
+        "chat", "--headless", "--repo", str(repo), "--model", "scripted/t", "--backend",
+        "cards", "--shared-memory", "--backend-opt", "cards_facts=said", "--data-dir",
+        str(data)]) == 0
     capsys.readouterr()
     async with served(repo, data) as session:
         _, found = await call(session, "recall", query="what does g keep?", limit=3)
