@@ -31,6 +31,19 @@ raise SystemExit(main(sys.argv[1:]))
 """
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's live children (the server)."""
+    total, tick = 0.0, os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid():
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def _git(repo: Path, *args: str) -> None:
     env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
            "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com"}
@@ -66,18 +79,19 @@ def fill(repo: Path, data: Path, count: int, files: int = 40) -> None:
     vectors = get_embedder().embed(texts)
     from memory.backends.cards.graph import Node
 
+    items = []
     for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
         location = f"mod{i % files}.py::func_{i % files}_{i % 10}"
         node = Node(f"n{i}", "fact", "bench", text, 10, locations=[location])
         watch.anchor(node)
         a = watch.anchors[node.id]
-        keeper.store.add(Kept(f"{i:012d}", text, location, [location], "bench", i, "mcp",
-                              anchor_location=a.location, anchor_blob=a.blob,
-                              anchor_code=a.code, anchor_head=a.head),
-                         np.asarray(vector))
+        items.append((Kept(f"{i:012d}", text, location, [location], "bench", i, "mcp",
+                           anchor_location=a.location, anchor_blob=a.blob,
+                           anchor_code=a.code, anchor_head=a.head), np.asarray(vector)))
+    keeper.store.add_many(items)
 
 
-async def first_answer(repo: Path, data: Path) -> tuple[float, str]:
+async def first_answer(repo: Path, data: Path) -> tuple[float, float, str]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     with tempfile.TemporaryFile("w+") as errlog:
@@ -91,11 +105,12 @@ async def first_answer(repo: Path, data: Path) -> tuple[float, str]:
             result = await session.call_tool("recall",
                                              {"query": "which rule does func_3_3 keep?"})
             took = time.perf_counter() - start
+            cpu = _children_cpu()
             assert not result.is_error, result.content
         errlog.seek(0)
         heavy = next((line.split(" ", 1)[1].strip() for line in errlog
                       if line.startswith("HEAVY")), "?")
-    return took, heavy
+    return took, cpu, heavy
 
 
 async def recall_times(repo: Path, data: Path, calls: int) -> list[float]:
@@ -119,13 +134,30 @@ async def recall_times(repo: Path, data: Path, calls: int) -> list[float]:
     return times
 
 
-def brief_time(repo: Path, data: Path) -> float:
-    start = time.perf_counter()
+def brief_time(repo: Path, data: Path) -> tuple[float, float]:
+    start, before = time.perf_counter(), os.times()
     subprocess.run([sys.executable, "-m", "tui.cli", "recall", "-", "--brief", "--repo",
                     str(repo), "--data-dir", str(data)], input='{"prompt": "change func_3_3"}',
                    text=True, check=True, capture_output=True,
                    env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
-    return time.perf_counter() - start
+    after = os.times()
+    return (time.perf_counter() - start,
+            after.children_user + after.children_system - before.children_user
+            - before.children_system)
+
+
+def in_process_recall_cpu(repo: Path, data: Path, calls: int) -> list[float]:
+    """CPU seconds of each ``Keeper.recall`` in this process (no protocol, no other load)."""
+    from memory.keeper import Keeper
+
+    keeper = Keeper(repo, data)
+    keeper.recall("warm up")
+    out = []
+    for i in range(calls):
+        start = time.process_time()
+        keeper.recall(f"what must func_{i % 40}_{i % 10} do?", 5)
+        out.append(time.process_time() - start)
+    return sorted(out)
 
 
 def main() -> int:
@@ -140,16 +172,22 @@ def main() -> int:
                        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
         fill(repo, data, args.memories)
         starts = [asyncio.run(first_answer(repo, data)) for _ in range(3)]
-        heavy = {h for _, h in starts}
+        heavy = {h for _, _, h in starts}
         assert heavy == {""}, f"the server imported {heavy}"
         times = sorted(asyncio.run(recall_times(repo, data, args.calls)))
         briefs = sorted(brief_time(repo, data) for _ in range(3))
+        cpu = in_process_recall_cpu(repo, data, args.calls)
     p50, p95 = times[len(times) // 2], times[int(len(times) * 0.95) - 1]
-    print(f"server start to first recall answer: "
-          f"{', '.join(f'{t:.2f}' for t, _ in starts)} s (no torch, no litellm imported)")
+    print(f"server start to first recall answer: wall "
+          f"{', '.join(f'{t:.2f}' for t, _, _ in starts)} s; the server's CPU by then "
+          f"{', '.join(f'{c:.2f}' for _, c, _ in starts)} s (no torch, no litellm imported); "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"recall on {args.memories} memories, {args.calls} calls: p50 {p50 * 1000:.1f} ms, "
           f"p95 {p95 * 1000:.1f} ms")
-    print(f"engram recall - --brief (whole process): median {briefs[1]:.2f} s")
+    print(f"recall in process, CPU per call: p50 {cpu[len(cpu) // 2] * 1000:.1f} ms, "
+          f"p95 {cpu[int(len(cpu) * 0.95) - 1] * 1000:.1f} ms")
+    print(f"engram recall - --brief (whole process): median wall {briefs[1][0]:.2f} s, "
+          f"CPU {briefs[1][1]:.2f} s")
     return 0
 
 

@@ -4,12 +4,12 @@ store and the server's are one; ``engram recall --brief`` as Claude Code's hook 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 from contextlib import asynccontextmanager
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -117,13 +117,17 @@ async def test_the_server_remembers_recalls_and_reports_freshness(repo, tmp_path
             bad, _ = await call(session, "memories", filter="readme")
             assert not bad  # the next call still works
 
-        lance = tmp_path / "data"
-        manifests = list(lance.rglob("cards_kept.lance/_versions/*.manifest"))
+        data = tmp_path / "data"
+        manifests = list(data.rglob("cards_kept.lance/_versions/*.manifest"))
         assert manifests
         for manifest in manifests:
             manifest.write_bytes(b"not a manifest")
+        bad, text = await call(session, "pin", id=other["id"])  # a write reads the table
+        assert bad and "memory store" in text, text
+        for snapshot in data.rglob("cards_kept.snapshot.npz"):
+            snapshot.unlink()  # the readers' cache gone, a read meets the table too
         bad, text = await call(session, "memories")
-        assert bad and "memory store" in text
+        assert bad and "memory store" in text, text
         assert {t.name for t in (await session.list_tools()).tools} == tools  # still serving
 
 
@@ -159,6 +163,8 @@ async def test_the_apps_store_and_the_servers_are_one(repo, tmp_path, script, mo
 
 
 def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path):
+    """The hook's process imports no model library, nor LanceDB while the readers'
+    snapshot of the kept facts is current (the last write left it)."""
     data = tmp_path / "data"
     from memory.keeper import Keeper
 
@@ -170,7 +176,7 @@ def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path):
     hook = json.dumps({"prompt": "change g", "session_id": "x", "hook_event_name":
                        "UserPromptSubmit"})
     code = ("import sys; from tui.cli import main; rc = main(sys.argv[1:]); "
-            "heavy = [m for m in ('torch', 'litellm') if m in sys.modules]; "
+            "heavy = [m for m in ('torch', 'litellm', 'lancedb') if m in sys.modules]; "
             "assert not heavy, heavy; raise SystemExit(rc)")
     done = subprocess.run([sys.executable, "-c", code, "recall", "-", "--brief", "--repo",
                            str(repo), "--data-dir", str(data)], input=hook, text=True,
