@@ -103,10 +103,15 @@ class Keeper:
         self._session_error: Exception | None = None
         self._opening: threading.Thread | None = None
         self._opened = threading.Event()
+        self._reading = threading.RLock()  # ``warm`` on its thread, the calls on theirs
 
     # -- reading -------------------------------------------------------------------------
     def refresh(self) -> None:
         """Read the kept facts again if any process wrote since the last read."""
+        with self._reading:
+            self._refresh()
+
+    def _refresh(self) -> None:
         try:
             if self._loaded and not self.store.changed():
                 return
@@ -118,6 +123,16 @@ class Keeper:
         self._matrix = np.stack([vectors[i] for i in self._ids]).astype(np.float32) \
             if self._ids else np.zeros((0, self.embedder.dim), dtype=np.float32)
         self._loaded = True
+
+    def warm(self) -> None:
+        """Load the embedder and read the kept facts now (a server's first answer comes
+        sooner); a failure here is met again, and said, by the call that needs it."""
+        try:
+            with self._reading:
+                self.embedder.embed(["warm"])
+                self.refresh()
+        except Exception:  # reported by the next call that needs it
+            return
 
     def get(self, memory_id: str) -> Kept:
         self.refresh()

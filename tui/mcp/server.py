@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,7 @@ def build_server(keeper: Any) -> Any:
             result = make()
             if inspect.isawaitable(result):
                 result = await result
+            keeper.start()  # the writing session opens after the first answer, not before
             return _answer(result)
         except KeeperError as exc:
             raise ToolError(redact(str(exc))) from exc
@@ -136,6 +138,9 @@ def serve(repo: Path, data_dir: Path | None = None, backend: str = "cards") -> i
     from memory.keeper import Keeper
 
     keeper = Keeper(repo, data_dir, backend)
-    keeper.start()  # the writing session opens while the client initialises
+    # MiniLM (native code, mostly outside the GIL) and the kept facts load on a thread of
+    # their own while the MCP SDK is imported; the writing session (the index refresh,
+    # LanceDB) opens only after the first answer (``attempt``) or at the first remember
+    threading.Thread(target=keeper.warm, name="engram-warm", daemon=True).start()
     build_server(keeper).run("stdio")
     return 0
