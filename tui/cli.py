@@ -162,6 +162,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                         str(args.max_tokens)] + (["--model", args.model] if args.model else [])
                        + (["--data-dir", str(args.data_dir)] if args.data_dir else [])
                        + [f"--backend-opt={pair}" for pair in args.backend_opt]
+                       + (["--backend-opt=shared_memory=true"] if args.shared_memory else [])
                        + (["--timeout", str(args.timeout)] if args.timeout else [])
                        + (["--api-base", args.api_base] if args.api_base else [])
                        + (["--structured", args.structured] if args.structured else []))

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -38,9 +39,11 @@ async def served(repo: Path, data: Path):
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "tui.cli", "mcp", str(repo), "--data-dir", str(data)],
         env=_env(), cwd=str(ROOT))
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        yield session
+    with tempfile.TemporaryFile("w+") as errlog:  # the server's stderr (capsys has no fd)
+        async with stdio_client(params, errlog=errlog) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
 
 
 async def call(session, tool: str, **arguments):
@@ -160,6 +163,11 @@ async def test_the_apps_store_and_the_servers_are_one(repo, tmp_path, script, mo
     assert any("f counts items" in s.text for s in pack.sections), pack.sections
     items = {m.text for m in chat.agent.backend.memory_items()}
     assert {said, "f counts items; it never filters them."} <= items
+    capsys.readouterr()
+    assert main(["memories", "--repo", str(repo), "--backend", "cards", "--shared-memory",
+                 "--data-dir", str(data)]) == 0
+    listing = capsys.readouterr().out
+    assert "2 kept facts" in listing and said in listing and "[a.py::g]" in listing
 
 
 def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path):
