@@ -10,6 +10,7 @@ kept byte for byte, and writing twice changes nothing the second time.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -24,19 +25,21 @@ class InstallError(ValueError):
 
 
 def command_line(repo: Path) -> tuple[str, list[str]]:
-    """How a client starts the server: the ``engram`` command when it is on PATH, else
-    this Python running the CLI module."""
-    engram = shutil.which("engram")
+    """How a client starts the server: the ``engram`` command beside this Python (its
+    virtual environment's) or on PATH, else this Python running the CLI module. Absolute
+    paths: a client starts it with its own PATH."""
+    beside = Path(sys.executable).parent / "engram"
+    engram = str(beside) if beside.is_file() else shutil.which("engram")
     if engram:
         return engram, ["mcp", str(repo)]
     return sys.executable, ["-m", "tui.cli", "mcp", str(repo)]
 
 
 def hook_command(repo: Path) -> str:
+    """The shell command of the per-prompt hook (the prompt arrives on stdin as JSON)."""
     engram, args = command_line(repo)
-    base = [engram, *args[:-2]] if args[:2] == ["-m", "tui.cli"] else [engram]
-    return " ".join([*(f"'{p}'" if " " in p else p for p in base), "recall", "-", "--brief",
-                     "--repo", f"'{repo}'" if " " in str(repo) else str(repo)])
+    base = [engram, *args[:2]] if args[:2] == ["-m", "tui.cli"] else [engram]
+    return shlex.join([*base, "recall", "-", "--brief", "--repo", str(repo)])
 
 
 # -- Claude Code ---------------------------------------------------------------------------
