@@ -111,6 +111,7 @@ class KeptStore:
 
     # -- access ------------------------------------------------------------------------
     def _open(self) -> Any:
+        """The table (made by the first write, which holds the lock)."""
         if self._table is None:
             try:
                 self._store = Store(self.home / "index.lance")
@@ -161,6 +162,9 @@ class KeptStore:
     def load(self) -> tuple[list[Kept], dict[str, np.ndarray]]:
         """Every kept fact (oldest first) and their vectors."""
         generation = self.generation()
+        if not generation:  # every write leaves one: nothing was ever kept here
+            self._generation = generation
+            return [], {}
         snapshot = self._snapshot(generation)
         if snapshot is not None:
             self._generation = generation
