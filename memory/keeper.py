@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ BACKENDS = ("cards",)  # the backends whose memory outlives a session and is kep
 MAX_TEXT = 4000  # characters of one memory
 MAX_QUERY = 2000
 MAX_LIMIT = 50
-BRIEF_TOKENS = 300  # what ``engram recall --brief`` prints at most (about 4 characters a token)
+BRIEF_TOKENS = 800  # what ``engram recall --brief`` prints at most (about 4 characters a token)
 
 
 class KeeperError(ValueError):
@@ -104,6 +104,7 @@ class Keeper:
         self._opening: threading.Thread | None = None
         self._opened = threading.Event()
         self._reading = threading.RLock()  # ``warm`` on its thread, the calls on theirs
+        self._instructions: Any = None  # memory.instructions.Instructions, made on first use
 
     # -- reading -------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -239,27 +240,55 @@ class Keeper:
         turn = next((t for t in read_transcript(path).turns if t.index == row.turn), None)
         return turn.user[:1000] if turn is not None else ""
 
+    def instructions(self, paths: Iterable[str] = ()) -> tuple[str, list[str]]:
+        """The project instructions (``memory/instructions.py``: AGENTS.md, CLAUDE.md,
+        ``.engram/rules``) that apply to ``paths`` and the root, nearest first, as one
+        text, and their files; the files that could not be read are said in the text."""
+        from memory.instructions import Instructions, render
+
+        if self._instructions is None:
+            self._instructions = Instructions(self.root)
+        found = self._instructions.applying(paths)
+        text = render(found)
+        problems = self._instructions.problems
+        if problems:
+            text += "\n\nNot read: " + "; ".join(f"{f} ({why})" for f, why in problems.items())
+        return text.strip(), [i.file for i in found]
+
     def brief(self, query: str, tokens: int = BRIEF_TOKENS, limit: int = 5) -> str:
-        """The pinned memories and the few most relevant fresh ones, within about
-        ``tokens`` tokens: what a per-prompt hook adds to a prompt ('' when none)."""
+        """What a per-prompt hook adds to a prompt ('' when nothing): the project
+        instructions that apply to the code the chosen memories cite, then the pinned
+        memories and the few most relevant fresh ones, within about ``tokens`` tokens.
+        Instructions too long for the budget are named, never cut."""
         recalled = self.recall(query, min(MAX_LIMIT, limit + len(self.pinned())))
-        lines: list[str] = []
+        chosen = [m for m in recalled if m.pinned or (
+            m.freshness not in ("changed", "gone") and m.score >= 0.25)]
+        text, files = self.instructions(
+            [loc for m in chosen for loc in m.locations])
+        blocks: list[str] = []
         used = 0
-        for memory in recalled:
-            if memory.freshness in ("changed", "gone") and not memory.pinned:
-                continue
-            if not memory.pinned and memory.score < 0.25:
-                continue
+        if text:
+            cost = len(text) // 4 + 1
+            if cost <= tokens // 2:
+                blocks.append(text)
+                used += cost
+            else:
+                note = (f"(project instructions {', '.join(files)}: about {cost} tokens, over "
+                        "this brief's budget; they apply here: read them)")
+                blocks.append(note)
+                used += len(note) // 4 + 1
+        lines: list[str] = []
+        for memory in chosen:
             line = memory.line()
             cost = len(line) // 4 + 1
             if used + cost > tokens:
                 break
             lines.append(line)
             used += cost
-        if not lines:
-            return ""
-        return "engram's memory of this repository (kept facts and decisions):\n" + \
-            "\n".join(lines)
+        if lines:
+            blocks.append("engram's memory of this repository (kept facts and decisions):\n"
+                          + "\n".join(lines))
+        return "\n\n".join(blocks)
 
     # -- writing -------------------------------------------------------------------------
     def start(self, opener: Callable[[], Any] | None = None) -> None:

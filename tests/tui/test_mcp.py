@@ -60,7 +60,8 @@ def commit_all(repo: Path, message: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", {"a.py": A_PY, "README.md": "a tiny repo\n"})
+    return make_repo(tmp_path / "repo", {"a.py": A_PY, "README.md": "a tiny repo\n",
+                                         "AGENTS.md": "Run the tests with `pytest -q`.\n"})
 
 
 async def test_the_server_remembers_recalls_and_reports_freshness(repo, tmp_path):
@@ -95,6 +96,11 @@ async def test_the_server_remembers_recalls_and_reports_freshness(repo, tmp_path
         assert found[0]["id"] == other["id"]  # pinned first
         resource = await session.read_resource("engram://memories/pinned")
         assert "The README stays one line long." in resource.contents[0].text
+        resource = await session.read_resource("engram://instructions")
+        assert "Run the tests with `pytest -q`." in resource.contents[0].text
+        (repo / "AGENTS.md").write_text("Run the tests with `make test`.\n")
+        resource = await session.read_resource("engram://instructions")  # read again
+        assert "`make test`" in resource.contents[0].text
         _, explained = await call(session, "explain", id=kept["id"])
         assert explained["source"] == "remembered through the MCP server"
         assert explained["kept_at_commit"] == first
@@ -191,6 +197,7 @@ def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path):
                           capture_output=True, env=_env(), cwd=str(ROOT), timeout=120)
     assert done.returncode == 0, done.stderr
     assert "g must keep the falsy items out. [a.py::g]" in done.stdout
+    assert "Run the tests with `pytest -q`." in done.stdout  # the instructions that apply
     empty = subprocess.run([sys.executable, "-m", "tui.cli", "recall", "-", "--brief",
                             "--repo", str(repo), "--data-dir", str(data)],
                            input=json.dumps({"prompt": ""}), text=True, capture_output=True,

@@ -85,12 +85,13 @@ def _recall_parser() -> argparse.ArgumentParser:
     p.add_argument("query", help="what to recall; `-`: read it from stdin (Claude Code's "
                                  "hook input: JSON with a `prompt` field, or plain text)")
     p.add_argument("--brief", action="store_true",
-                   help="the pinned and the few most relevant fresh memories within a token "
-                        "budget, for a per-prompt hook (prints nothing when none)")
+                   help="the project instructions, the pinned and the few most relevant "
+                        "fresh memories within a token budget, for a per-prompt hook "
+                        "(prints nothing when there are none)")
     p.add_argument("--repo", default=".")
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--limit", type=int, default=5)
-    p.add_argument("--tokens", type=int, default=300, help="--brief's budget")
+    p.add_argument("--tokens", type=int, default=800, help="--brief's budget")
     return p
 
 

@@ -130,6 +130,18 @@ def build_server(keeper: Any) -> Any:
             raise ResourceError(redact(str(exc))) from exc
         return "\n".join(m.line() for m in pinned) or "(no pinned memories)"
 
+    @server.resource("engram://instructions", name="project instructions",
+                     description="The repository's AGENTS.md, CLAUDE.md and .engram/rules/*.md "
+                                 "that apply at its root, read again when they change: "
+                                 "follow them, even after your context was compacted.",
+                     mime_type="text/markdown")
+    def project_instructions() -> str:
+        try:
+            text, _ = keeper.instructions()
+        except OSError as exc:
+            raise ResourceError(redact(f"the instructions could not be read: {exc}")) from exc
+        return text or "(this repository has no AGENTS.md, CLAUDE.md or .engram/rules)"
+
     return server
 
 
