@@ -63,10 +63,9 @@ from memory.backends.cards.score import (
     query_words,
     utility,
 )
-from memory.backends.cards.shared import SharedFacts
+from memory.backends.cards.shared import SharedFacts, located
 from memory.backends.cards.stale import StalenessWatch
 from memory.embed import cosine
-from memory.repo import LocationRefused
 from memory.steering import MemoryItem
 from memory.types import ContextPack, Section, Turn
 
@@ -239,19 +238,6 @@ class CardsBackend:
         for node in report.restored:
             self.shared.restored(node)
 
-    def _location(self, about: str) -> str:
-        repo = self.env.repo
-        if repo is None:
-            raise ValueError("no repository is open to place a memory on")
-        try:
-            found = repo.locate(about)
-        except LocationRefused as exc:
-            raise ValueError(f"{about[:200]!r} is outside the repository") from exc
-        if found is None:
-            raise ValueError(f"{about[:200]!r} names nothing in the repository (give a path, "
-                             "path::qualname or a function or class name)")
-        return str(found.chunk.location)
-
     async def note(self, text: str, about: str = "", source: str = "mcp") -> Node:
         """Keep a fact stated outside a turn (the MCP server's ``remember``): placed on the
         code ``about`` names (a path, ``path::qualname`` or a name), else on what the text
@@ -259,7 +245,7 @@ class CardsBackend:
         to its code. ValueError when ``about`` is outside the repository or names nothing."""
         if self.shared is not None:
             await asyncio.to_thread(self.shared.sync)
-        where = [await asyncio.to_thread(self._location, about)] if about else []
+        where = [await asyncio.to_thread(located, self.env.repo, about)] if about else []
         subject, locations = await asyncio.to_thread(self.builder.subject_of, text, where)
         if where:
             subject, locations = where[0], list(dict.fromkeys([*where, *locations]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,24 @@ def kept_id(session: str, node_id: str) -> str:
 
 def node_id(kid: str) -> str:
     return f"mem:{kid}"
+
+
+def located(repo: Any, about: str) -> str:
+    """The repository location ``about`` names (a path, ``path::qualname`` or a name), for
+    a fact kept outside a turn. ValueError when it is outside the repository or names
+    nothing there."""
+    from memory.repo import LocationRefused
+
+    if repo is None:
+        raise ValueError("no repository is open to place a memory on")
+    try:
+        found = repo.locate(about)
+    except LocationRefused as exc:
+        raise ValueError(f"{about[:200]!r} is outside the repository") from exc
+    if found is None:
+        raise ValueError(f"{about[:200]!r} names nothing in the repository (give a path, "
+                         "path::qualname or a function or class name)")
+    return str(found.chunk.location)
 
 
 @dataclass
