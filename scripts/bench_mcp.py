@@ -127,7 +127,10 @@ async def recall_times(repo: Path, data: Path, calls: int) -> list[float]:
         # the writing session opens after the first answer: a remember waits for it, so
         # the timed recalls do not share the CPU with the index refresh
         await session.call_tool("recall", {"query": "warm up"})
+        start = time.perf_counter()
         await session.call_tool("remember", {"text": "func_1_1 must stay pure."})
+        print(f"first remember (waits for the writing session: index refresh, the embedded "
+              f"model's tokenizer): {time.perf_counter() - start:.2f} s")
         for i in range(calls):
             query = f"what must func_{i % 40}_{i % 10} do? {words[i % 4]}"
             start = time.perf_counter()
