@@ -197,7 +197,7 @@ _AFTER = re.compile(r"\s*(?:\(\s*(?:from\s+)?(?:the\s+)?"  # "g (from m)", "g (m
                     r"|(?:defined|found|kept)\s+)?(?:"
                     + "|".join(w.replace(" ", r"\s+") for w in rules.SOURCE_WORDS)
                     + r")\s+(?:the\s+)?)", re.I)
-_FROM_BEFORE = re.compile(r"\bfrom\s+(?:the\s+)?$", re.I)
+_FROM_BEFORE = re.compile(r"(?:^|[.;:!?]\s*)\W*from\s+(?:the\s+)?$", re.I)  # fronted
 _FRONTED = re.compile(  # "from m, g", "from m import g"
     r"[`'\"]?\s*(?:(?:" + "|".join(rules.MODULE_WORDS) + r")\s*)?(?:,|\s+import\b)")
 
@@ -235,7 +235,8 @@ def pairs(text: str, tokens: list[Token],
                 used.update({owner, j})
                 break
             fronted = _FRONTED.match(gap)
-            if _FROM_BEFORE.search(text[:before.start]) and fronted is not None \
+            if j not in used and _FROM_BEFORE.search(text[:before.start]) \
+                    and fronted is not None \
                     and len(gap[fronted.end():].split()) <= 2 \
                     and not any(t.kind == "name" for t in tokens[j + 1:i]):
                 src = _is_source(text, before, "from", lexicon)
