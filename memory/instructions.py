@@ -114,7 +114,9 @@ class Instructions:
 
     def applying(self, paths: Iterable[str | Path] = ()) -> list[Instruction]:
         """The instruction files that apply to ``paths`` (and to the root), nearest first;
-        each read again if it changed on disk since the last call."""
+        each read again if it changed on disk since the last call. ``problems`` is then
+        the files among them that could not be read (none of an earlier call's others)."""
+        self.problems.clear()
         found: list[Instruction] = []
         for folder in self.folders(paths):
             base = self.root / folder if folder else self.root

@@ -3,7 +3,8 @@
 - Claude Code: ``~/.claude/projects/<the project's path with / and . replaced by ->/*.jsonl``
   (``$CLAUDE_CONFIG_DIR`` instead of ``~/.claude`` when set); a session started in a
   folder of the repository has a project folder of its own, taken when its ``cwd`` is
-  inside the repository.
+  inside the repository. Two paths can share a folder name (``my.app`` and ``my-app``):
+  a session whose ``cwd`` names a folder outside the repository is never taken.
 - Codex CLI: ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` (``$CODEX_HOME`` instead of
   ``~/.codex``) whose ``session_meta`` names a ``cwd`` inside the repository.
 - Aider: ``.aider.chat.history.md`` in the repository.
@@ -77,8 +78,9 @@ def claude_sessions(root: Path) -> list[Path]:
     name = claude_project(root)
     found: list[Path] = []
     for folder in sorted(projects.iterdir()):
-        if folder.name == name:
-            found += sorted(folder.glob("*.jsonl"))
+        if folder.name == name:  # another path may map to it too (``my.app``, ``my-app``)
+            found += [p for p in sorted(folder.glob("*.jsonl"))
+                      if not (cwd := _cwd(p)) or _inside(cwd, root)]
         elif folder.name.startswith(name + "-"):  # a folder inside the repository, maybe
             found += [p for p in sorted(folder.glob("*.jsonl")) if _inside(_cwd(p), root)]
     return found

@@ -258,3 +258,20 @@ async def test_two_ingests_at_once_take_each_turn_once(repo, tmp_path, script):
     first.close()
     second.close()
     assert list((await _memories(repo, data, "rag")).values()) == [sorted(texts)]
+
+
+def test_auto_never_takes_another_project_whose_path_maps_to_the_same_claude_folder(
+        tmp_path, monkeypatch):
+    """Claude Code names a project's folder by its path with / and . as -: ``my.app`` and
+    ``my-app`` share one. A session whose cwd is the other repository is not this one's."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    mine, theirs = (tmp_path / "my.app").resolve(), (tmp_path / "my-app").resolve()
+    mine.mkdir()
+    theirs.mkdir()
+    folder = home / ".claude" / "projects" / claude_project(mine)
+    assert folder.name == claude_project(theirs)
+    own = _fixture("claude-code.jsonl", mine, folder / "own.jsonl")
+    _fixture("claude-code.jsonl", theirs, folder / "theirs.jsonl")
+    assert find(mine, tmp_path / "data", ("claude",)) == [(own, "claude-code")]

@@ -68,3 +68,14 @@ def test_outside_large_binary_and_secrets(tmp_path, monkeypatch):
     assert "not UTF-8" in loader.problems["sub/AGENTS.md"]
     assert "over" in loader.problems["big/AGENTS.md"]
     assert loader.folder_of(tmp_path / "elsewhere.py") is None
+
+
+def test_a_problem_is_said_only_while_its_file_applies(tmp_path):
+    root = _write(tmp_path, {"AGENTS.md": "root rule"})
+    (root / "a").mkdir()
+    (root / "a" / "AGENTS.md").write_bytes(b"\xff\xfe not text")
+    loader = Instructions(root)
+    assert [i.file for i in loader.applying(["a/x.py"])] == ["AGENTS.md"]
+    assert set(loader.problems) == {"a/AGENTS.md"}
+    assert [i.file for i in loader.applying(["b/y.py"])] == ["AGENTS.md"]
+    assert loader.problems == {}  # a/ is not concerned by this context
