@@ -110,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="answers drawn per iterative turn and per generation task, at "
                              "temperature 0.8 when N > 1: pass@k by the unbiased estimator "
                              "(k = 1 and N; default 1: one answer at temperature 0)")
+    # -- locoeval's options that are its own alone (the voice, issue 40) --
+    from replay.locoeval.voice import add_voice_argument
+
+    add_voice_argument(parser)
     return parser
 
 
@@ -156,6 +160,7 @@ def _config(args: argparse.Namespace) -> Any:
         store_uri=args.store_uri,
         rate_limits=parse_rpm(args.rpm), experience_settings=settings,
         samples=args.samples, window=args.window,
+        voice=args.voice,
     )
 
 
@@ -190,6 +195,9 @@ def run(args: argparse.Namespace) -> int:
 
             load_reference_queries(config.reference_queries)  # fail before the run
         sources = load_source(args.source)
+        from replay.locoeval.voice import check_voice
+
+        check_voice(config.voice, sources, config.seed)  # a phrasing file: fail before the run
     except (SourceError, LLMError, ValueError) as exc:
         console.print(f"engram replay: {redact(str(exc))}", markup=False)
         return EXIT_USAGE
@@ -246,7 +254,9 @@ def run(args: argparse.Namespace) -> int:
                    if str(p.get("reference_queries")).startswith("skipped")}
         console.print(f"mock user: {', '.join(sorted({p['mock_user'] for p in voiced}))}; "
                       "reference queries: " + (", ".join(sorted(skipped)) if skipped else
-                                               f"from {config.reference_queries}"))
+                                               f"from {config.reference_queries}")
+                      + f"; voice: {', '.join(map(str, summary.get('voices') or []))}",
+                      markup=False)
     console.print(f"results: {path}  conversations: {replay.output.url('conversations')}"
                   + (f"  chart: {chart}" if chart else ""))
     return 1 if errors else 0

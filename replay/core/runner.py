@@ -79,6 +79,7 @@ class ReplayConfig:
     store_uri: str | None = None  # shared LanceDB location of the pairs' stores (else temp)
     window: int | None = None  # the model window of every budget (None: the model's own;
     #                            0: unbounded; replay.core.window)
+    voice: str = "template"  # outlines: template | varied | a phrasing file (locoeval.voice)
 
     def __post_init__(self) -> None:
         if self.samples < 1:

@@ -21,6 +21,7 @@ from replay.locoeval.oracle import OracleBackend
 from replay.locoeval.outline import Outline, OutlineError, load_outlines
 from replay.locoeval.prepare import prepared_copy
 from replay.locoeval.tasks import Verdicts, as_dict, outline_tasks
+from replay.locoeval.voice import Voice, VoiceError, voice_of, voiced
 from replay.sandbox.sandbox import mode as sandbox_mode
 
 if TYPE_CHECKING:
@@ -61,6 +62,28 @@ def judging(replay: Replay) -> Judging:
     return found
 
 
+def run_voice(replay: Replay) -> Voice:
+    """The run's voice (``--voice``; made on first use, its phrasing file loaded once)."""
+    found = replay.shared.get("locoeval-voice")
+    if found is None:
+        found = replay.shared["locoeval-voice"] = voice_of(replay.config.voice,
+                                                           replay.config.seed)
+    return found
+
+
+def said(replay: Replay, source: Outline, result: dict[str, Any]) -> Outline:
+    """The outline as the mock user says it, and the voice in ``result``: the template
+    user speaks in the run's voice; the LLM mock user words the items itself, so its run
+    compares with the builder's text (the voice is recorded, not applied)."""
+    voice = run_voice(replay)
+    if replay.config.mock_user == "llm":
+        result["voice"] = {**voice.record(), "applied": False,
+                           "why": "the LLM mock user words the items itself"}
+        return source
+    result["voice"] = voice.record(source)
+    return voiced(source, voice)
+
+
 class LoCoEvalBenchmark(BaseBenchmark):
     name = "locoeval"
     own_backends = MappingProxyType({"oracle": "an outline source"})
@@ -94,12 +117,22 @@ class LoCoEvalBenchmark(BaseBenchmark):
     def copy_repository(self, repo: Path, source: Any, dest: Path) -> None:
         prepared_copy(repo, self.targets(source), dest)  # without its targets and tests
 
+    def problem(self, replay: Replay, source: Any) -> str | None:
+        try:
+            voice = run_voice(replay)
+            if voice.phrasings is not None:
+                voice.phrasings.check([source], every_outline=False)
+        except VoiceError as exc:
+            return str(exc)
+        return None
+
     def backend(self, name: str, env: BackendEnv, source: Any) -> Any | None:
         return OracleBackend(env, source) if name == "oracle" else None
 
     async def drive(self, replay: Replay, source: Outline, name: str, repo: RepoIndex | None,
                     result: dict[str, Any], tick: Tick) -> Agent:
         config = replay.config
+        source = said(replay, source, result)  # oracle, judges and metrics read it as said
         agent = replay.agent(source, name, repo)
         await converse(agent, source, repo, config, replay.embedder, result, tick)
         judges = judging(replay)

@@ -185,7 +185,28 @@ def summarize(pairs: list[dict[str, Any]]) -> dict[str, Any]:
             "sandbox": sorted({str(p["sandbox"]) for p in pairs if p.get("sandbox")}),
             "windows": sorted({int(p["window"]) for p in pairs
                                if isinstance(p.get("window"), int)}),
+            "voices": _voices(pairs),
             "settings": _settings(pairs)}
+
+
+def _voices(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The outline voices the pairs were said in (``replay.locoeval.voice``), each once; a
+    phrasing file's ``covered`` and ``items`` summed over its outlines (each counted once,
+    whatever the backends)."""
+    found: dict[str, dict[str, Any]] = {}
+    counted: set[tuple[str, str]] = set()
+    for pair in pairs:
+        voice = pair.get("voice")
+        if not isinstance(voice, dict):
+            continue
+        same = {k: v for k, v in voice.items() if k not in ("covered", "items")}
+        key = repr(sorted(same.items()))
+        row = found.setdefault(key, dict(same))
+        if "covered" in voice and (key, str(pair.get("source"))) not in counted:
+            counted.add((key, str(pair.get("source"))))
+            row["covered"] = row.get("covered", 0) + int(voice["covered"])
+            row["items"] = row.get("items", 0) + int(voice.get("items") or 0)
+    return list(found.values())
 
 
 PAPER_FULL = "LoCoEval's Full: 3.2-4.4 M per sample, Table 4"
