@@ -122,6 +122,11 @@ class Workbench:
         agent.examples = example_messages()
         self._pending: Prepared | None = None
         self._pending_turn: int | None = None
+        agent.focus = self.open_paths  # their folders' instruction files join the context
+
+    def open_paths(self) -> list[str]:
+        """The files of the proposal waiting to be applied (none: nothing is open)."""
+        return list(self._pending.paths) if self._pending is not None else []
 
     @property
     def pending(self) -> Prepared | None:

@@ -37,8 +37,9 @@ from memory.llm import LLM, LLMConfig
 from replay.core.runner import Replay, ReplayConfig
 from replay.locoeval import DEMO
 from replay.locoeval.outline import Outline, load_outlines, parse_outline, validate_rules
+from replay.locoeval.report import volume
 from replay.locoeval.voice import check_voice, voiced
-from replay.reporting.report import summarize, volume
+from replay.reporting.report import summarize
 from tests.conftest import SCRIPT, _register_scripted
 from tests.replay.answers import ANSWER_WORDS
 from tests.replay.reader import ContextReader
@@ -55,8 +56,10 @@ def run(backends: list[str], outlines: list[Outline], out: Path,
         cues: float = 0.0, voice: str = "template",
         seed: int = 0) -> tuple[list[dict], float]:
     config = ReplayConfig(backends=backends, model="scripted/bench", out=out,
-                          repo=repo, max_tokens=128, window=window, revision_cues=cues,
-                          backend_options=dict(options or {}), voice=voice, seed=seed)
+                          repo=repo, max_tokens=128, window=window, seed=seed,
+                          benchmark_options={"locoeval": {"revision_cues": cues,
+                                                          "voice": voice}},
+                          backend_options=dict(options or {}))
     replay = Replay(config, embedder=get_embedder())
     start = time.perf_counter()
     try:

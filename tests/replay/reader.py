@@ -36,7 +36,7 @@ from typing import Any
 
 from replay.locoeval.outline import Item, Outline, Sample
 from replay.locoeval.prepare import find_function
-from replay.locoeval.tasks import TOPICS_QUERY
+from replay.locoeval.tasks import TOPICS_QUERY, answer_with
 from tests.asked import asked
 from tests.replay.answers import ANSWER_WORDS, answer
 
@@ -148,7 +148,7 @@ class ContextReader:
         body = norm("\n".join(code.splitlines()[1:]))
         if (body and body in said) or settled(sample, said):
             self.decisions.append((sample.namespace, "code"))
-            return f"```python\n{code}\n```"
+            return answer_with(code)
         self.decisions.append((sample.namespace, "stub"))
         name = sample.function.split(".")[-1]
         params = sample.signature.split("(", 1)[1].rsplit(")", 1)[0] if "(" in \

@@ -33,6 +33,8 @@ class StatusBar(Static):
     """The repository index: "…" (not opened yet), "3/120" (building), "ready", "failed"."""
     memory: reactive[str] = reactive("")
     """Memory updates skipped or failed ("memory: 2 skipped"); "" when all went through."""
+    instructions: reactive[str] = reactive("")
+    """The project's instructions passing the window ("instructions over by 1,200 tok")."""
     note: reactive[str] = reactive("")
     """A short state note (indexing progress, catching up)."""
 
@@ -47,6 +49,8 @@ class StatusBar(Static):
             parts.append(f"${self.cost:.4f}")
         if self.memory:
             parts.append(f"⚠ {self.memory}")
+        if self.instructions:
+            parts.append(f"⚠ {self.instructions}")
         if self.note:
             parts.append(self.note)
         return " │ ".join(parts)

@@ -10,9 +10,11 @@ from dataclasses import replace
 
 import pytest
 
-from replay.cli.command import DEMO, _config, build_parser
+from replay.cli.command import _config, build_parser
+from replay.locoeval import DEMO
 from replay.locoeval._contradict import REVISION_WORDS
 from replay.locoeval.mockuser import TemplateUser
+from replay.locoeval.options import LocoevalOptions
 from replay.locoeval.outline import Item, load_outlines
 from replay.locoeval.voice import (
     GENERIC,
@@ -172,9 +174,10 @@ def test_a_phrasing_file_naming_an_unknown_outline_or_item_is_a_clear_error(tmp_
 def test_the_option_reaches_the_config():
     args = build_parser().parse_args([str(DEMO / "outlines"), "--voice", "varied",
                                       "--seed", "4"])
-    config = _config(args)
-    assert (config.voice, config.seed) == ("varied", 4)
-    assert _config(build_parser().parse_args([str(DEMO / "outlines")])).voice == "template"
+    config = _config(args)  # LoCoEval's option, carried as a value in its options
+    assert (LocoevalOptions.of(config).voice, config.seed) == ("varied", 4)
+    plain = _config(build_parser().parse_args([str(DEMO / "outlines")]))
+    assert LocoevalOptions.of(plain).voice == "template"
 
 
 def test_a_bad_phrasing_file_stops_the_cli_before_the_run(tmp_path, script, capsys):
@@ -195,12 +198,13 @@ def test_the_llm_user_records_the_voice_without_applying_it():
     from replay.locoeval.benchmark import said
 
     config = ReplayConfig(backends=[], model="scripted/t", out="unused", seed=2,
-                          mock_user="llm", voice="varied")
+                          benchmark_options={"locoeval": {"mock_user": "llm",
+                                                          "voice": "varied"}})
     replay = SimpleNamespace(config=config, shared={})
     result: dict = {}
     assert said(replay, OUTLINES[0], result) is OUTLINES[0]  # the builder's text
     assert result["voice"]["kind"] == "varied" and result["voice"]["applied"] is False
-    config.mock_user = "template"
+    config.benchmark_options["locoeval"]["mock_user"] = "template"
     spoken = said(replay, OUTLINES[0], result)
     assert result["voice"] == {"kind": "varied", "seed": 2}
     assert spoken.items != OUTLINES[0].items and \

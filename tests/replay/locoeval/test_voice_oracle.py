@@ -33,7 +33,8 @@ def oracle_run(spec: str, seed: int, out: Path) -> list[dict]:
     SCRIPT.default = reader
     replay = Replay(ReplayConfig(backends=["oracle"], model="scripted/reader", out=out,
                                  repo=DEMO / "inventory", max_tokens=64, window=32768,
-                                 seed=seed, voice=spec), embedder=get_embedder())
+                                 seed=seed, benchmark_options={"locoeval": {"voice": spec}}),
+                    embedder=get_embedder())
     try:
         return asyncio.run(replay.run(outlines))
     finally:
