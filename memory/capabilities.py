@@ -22,7 +22,7 @@ from memory.models import aliases, resolve
 
 ENABLE = ("to let the assistant read files, run commands in the sandbox and propose "
           "edits, choose a served or API model: /model NAME in the app, --model NAME, or "
-          "an alias in the config (docs/user-guide.md, 'Models')")
+          "a config alias (docs/user-guide.md, 'Edits, commands and /undo')")
 
 
 @dataclass(frozen=True)

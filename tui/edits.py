@@ -77,7 +77,7 @@ class EditFlow:
         self._ui_loop: asyncio.AbstractEventLoop | None = None
         self.watching: Any = None  # the turn's view while it is answered (live call lines)
         self._live: list[str] = []
-        self._said = ""  # the last notice of what the model is not offered
+        self.notice = ""  # what the model is not offered (said once per model)
 
     def _setting(self, key: str, default: bool) -> bool:
         chosen = getattr(self.host.options, key, None)
@@ -120,9 +120,9 @@ class EditFlow:
             agent.tools = Watched(agent.tools, self._called)
         notice = offered.notice(agent.llm.model)
         self.host.query_one(StatusBar).acting = "" if not notice else "answers from the code"
-        if notice and notice != self._said:
+        if notice and notice != self.notice:
             self.host.notify(notice, title="no tools or edits for this model", timeout=20)
-        self._said = notice
+        self.notice = notice
 
     def watch(self, view: Any) -> None:
         """Show the calls of the turn ``view`` is answering as they finish (None: stop)."""

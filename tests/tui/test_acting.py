@@ -382,11 +382,15 @@ async def test_the_embedded_model_answers_a_where_is_question_from_the_code(
         assert app.agent.tools is None and app.agent.examples == []
         assert EDITING not in app.agent.config.system_prompt
         assert "answers from the code" in str(app.query_one(StatusBar).render())
-        notices = [n.message for n in app._notifications if "no tools and no edits" in n.message]
-        assert len(notices) == 1 and "/model NAME" in notices[0]
-        await ask(pilot, "which function opens a connection to the database, and where is it?")
-        assert not isinstance(app.screen, ConsentScreen | DiffScreen)
-        await done(pilot)
+        notice = app.edits.notice  # notified once (shown 20 s)
+        assert "no tools and no edits" in notice and "/model NAME" in notice
+        prompt = app.query_one("#prompt")
+        prompt.load_text("which function opens a connection to the database, and where is it?")
+        prompt.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: app.submissions > 0, seconds=60)
+        await until(pilot, lambda: isinstance(app.screen, ConsentScreen | DiffScreen)
+                    or (not answering(app) and not app.operation), seconds=900)
         view = app.query(TurnView).last()
         turn = view.turn
         print("answer:", turn.assistant)
@@ -395,5 +399,8 @@ async def test_the_embedded_model_answers_a_where_is_question_from_the_code(
         assert any(c.get("source") == "app/db.py::connect" for c in turn.context)
         assert not view.query_one(".edit").display and not view.query_one(".tools").display
         assert not isinstance(app.screen, ConsentScreen | DiffScreen)
-        assert [n.message for n in app._notifications].count(notices[0]) == 1  # said once
+        shown = len(app._notifications)
+        app.edits.offer()  # offered again (as after /model) to the same model: not said again
+        await pilot.pause(0.1)
+        assert len(app._notifications) == shown
     assert tree(demo_repo) == before
