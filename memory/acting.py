@@ -135,6 +135,11 @@ class Workbench:
         self.offer(offer)
         self._pending: Prepared | None = None
         self._pending_turn: int | None = None
+        agent.focus = self.open_paths  # their folders' instruction files join the context
+
+    def open_paths(self) -> list[str]:
+        """The files of the proposal waiting to be applied (none: nothing is open)."""
+        return list(self._pending.paths) if self._pending is not None else []
 
     def offer(self, capabilities: Capabilities | None = None) -> Capabilities:
         """Offer the agent's model the tools and the edit format it can follow: the

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memory.answering import STRUCTURED, review_answer, stream_answer, structured_counts
 from memory.backends import Backend, BackendEnv, Registry, registry
+from memory.instructions import Instructions, Placed, sections
 from memory.llm import LLM, LLMError
 from memory.steering import Steering, edit, forget, replay_op, segments
 from memory.toolloop import MARGIN, MAX_STEPS, STEP_TOKENS, Toolbox, combine, run_tools
@@ -62,6 +64,11 @@ class Agent:
         # worked exchanges (chat messages) every context shows before the conversation:
         # memory/acting.py puts the edit format's example here
         self.examples: list[dict[str, str]] = []
+        # the project's instruction files (memory/instructions.py), pinned in every context
+        self.root: Path | None = None  # the repository, when the index is not there yet
+        self.focus: Callable[[], Iterable[str]] | None = None  # the open edits' paths
+        self.placed = Placed()  # what the instructions took in the last context
+        self._instructions: Instructions | None = None
 
     @property
     def repo(self) -> Any:
@@ -74,6 +81,8 @@ class Agent:
     def start_session(self, session_id: str, version: str, head: str = "",
                       repo: str = "") -> None:
         """The session record; ``repo`` names the repository when the index is not built yet."""
+        if repo and self.root is None:
+            self.root = Path(repo)
         self.record({
             "type": "session", "id": session_id,
             "repo": repo or (str(self.repo.root) if self.repo is not None else ""),
@@ -105,15 +114,47 @@ class Agent:
         """What the current backend would show the model for ``query`` (no side effects)."""
         return await self._pack(self.backend, query)
 
+    def instructions(self) -> Instructions | None:
+        """The loader of the repository's instruction files (None: no repository known)."""
+        root = self.repo.root if self.repo is not None else self.root
+        if root is None:
+            return None
+        if self._instructions is None or self._instructions.root != Path(root).resolve():
+            self._instructions = Instructions(Path(root))
+        return self._instructions
+
+    def _instruction_sections(self, paths: Iterable[str]) -> list[Section]:
+        loader = self.instructions()
+        if loader is None:
+            return []
+        return sections(loader.applying(paths), self.llm.count_tokens)
+
     async def _pack(self, backend: Backend, query: str) -> ContextPack:
-        """The system prompt, what ``backend`` chose, and the developer's pins."""
+        """The system prompt, the project's instructions, what ``backend`` chose and the
+        developer's pins. The instructions that apply to the repository root and the open
+        edits are placed first, outside the backend's budget; those of the folders the
+        backend's code sections cite then take their room from the backend's sections
+        (the steering's drop order). No instruction is ever cut: when they pass the room,
+        ``placed.over`` says by how much."""
         system, examples = self.system_section(), self.example_sections()
-        budget = self.budget(system, query, sum(e.tokens for e in examples))
+        room = self.budget(system, query, sum(e.tokens for e in examples))
+        focus = [str(p) for p in (self.focus() if self.focus is not None else ())]
+        pinned = self._instruction_sections(focus)
+        budget = max(0, room - sum(s.tokens for s in pinned))
         if self.tools is not None:  # room for the calls' outputs
             budget = int(budget * (1.0 - min(1.0, max(0.0, self.config.tool_share))))
         pack = await backend.context(query, budget=budget)
+        cited = [s.source for s in pack.sections if s.kind == "repo"]
+        if cited:
+            pinned = self._instruction_sections([*focus, *cited])
+            budget = max(0, min(budget, room - sum(s.tokens for s in pinned)))
         self.steering.apply(pack, budget)
-        pack.sections[:0] = [system, *examples]
+        pack.sections[:0] = [system, *pinned, *examples]
+        loader = self.instructions()
+        self.placed = Placed(tuple(s.source.removeprefix("instructions:") for s in pinned),
+                             sum(s.tokens for s in pinned), room,
+                             tuple(f"{f}: {why}" for f, why in
+                                   (loader.problems.items() if loader else ())))
         return pack
 
     async def answer_with(self, backend: Backend, query: str,
@@ -140,6 +181,8 @@ class Agent:
             pack = await self._pack(backend, query)
             self.last_pack = pack
             turn.context = pack.summary()
+            if self.placed.files or self.placed.problems:
+                turn.meta["instructions"] = self.placed.meta()
             await self._use_tools(backend, turn, pack)
             turn.assistant = await stream_answer(self.llm, self.config, pack, turn, on_token)
             await review_answer(self.llm, self.config, backend, turn, pack)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from memory import _checks as check
 from memory._checks import RecordError
 
-SectionKind = Literal["system", "history", "memory", "repo", "task", "calls"]
+SectionKind = Literal["system", "instructions", "history", "memory", "repo", "task", "calls"]
 Purpose = Literal["answer", "memory", "mock_user", "judge", "build"]
 PURPOSES: tuple[str, ...] = ("answer", "memory", "mock_user", "judge", "build")
 
@@ -116,6 +116,8 @@ class Section:
 
 CALLS_TITLE = "Your function calls so far in this answer"
 _CONTEXT_TITLES: dict[str, str] = {
+    "instructions": ("Project instructions (the repository's own files, nearest to the code "
+                     "concerned first: where two disagree, the nearer one wins)"),
     "memory": "Memories from earlier in this conversation",
     "repo": "Code from the repository",
     "task": "Task",

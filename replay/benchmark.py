@@ -13,7 +13,17 @@ as lm-evaluation-harness keeps each of its tasks: here, one package under ``repl
 - any backend of its own (``backend``: LoCoEval's oracle, LongCodeQA's whole repository;
   ``own_backends`` names those no registry has, with what they need);
 - how one (source, backend) pair is driven and scored into its result row (``drive``);
-- its own tables in the run's report (``report``: rich renderables, in registry order);
+- its own command-line options (``add_arguments``, in a group of ``engram replay``'s
+  parser) and their values as the run's config carries them (``options``: plain values,
+  under the benchmark's name in ``ReplayConfig.benchmark_options``, which travels to Ray
+  workers as it is; ``options_of`` reads them back), checked before the run (``check``,
+  with the models it will call: ``models``), and what it adds to the results' settings
+  (``settings``) and to the console after the run (``notes``);
+- its numbers in each backend's row of the report (``scores`` of one backend's pairs;
+  ``finish`` over all the rows, e.g. oracle's by definition; ``columns`` and ``legend``
+  of the main table), its own keys in the run's summary (``summary``: top-level keys of
+  results.json) and its own tables (``report``: rich renderables, in registry order);
+- subcommands of its own (``commands``: ``engram replay demo``, ``engram replay score``);
 - optionally, how its sources are built from a repository (``build``, what ``engram
   replay build --benchmark NAME`` calls; a benchmark without it cannot build).
 
@@ -27,6 +37,7 @@ imported when a source is probed or driven. The registry's machinery is
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -41,7 +52,7 @@ if TYPE_CHECKING:
     from memory.agent import Agent
     from memory.backends import BackendEnv
     from memory.repo import RepoIndex
-    from replay.core.runner import Replay
+    from replay.core.runner import Replay, ReplayConfig
 
 GROUP = "engram.benchmarks"
 
@@ -53,6 +64,7 @@ BUILTINS: dict[str, str] = {
     "locoeval": "replay.locoeval.benchmark:BENCHMARK",
     "codeif": "replay.codeif.benchmark:BENCHMARK",
     "agentic": "replay.agentic.benchmark:BENCHMARK",
+    "locomo": "replay.locomo.benchmark:BENCHMARK",
 }
 
 Tick = Callable[[int, int], None]  # (done, total) of one pair
@@ -113,6 +125,7 @@ class Probe:
 class Benchmark(Protocol):
     name: str
     own_backends: Mapping[str, str]  # backend name -> what it needs ("an outline source")
+    columns: tuple[tuple[str, str, int], ...]  # main table: (header, row key, digits)
 
     def claims(self, probe: Probe) -> int: ...
 
@@ -133,7 +146,34 @@ class Benchmark(Protocol):
     async def drive(self, replay: Replay, source: Any, name: str, repo: RepoIndex | None,
                     result: dict[str, Any], tick: Tick) -> Agent | None: ...
 
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def options(self, args: argparse.Namespace) -> dict[str, Any]: ...
+
+    def check(self, config: ReplayConfig, sources: list[Any]) -> None: ...
+
+    def models(self, config: ReplayConfig) -> list[str]: ...
+
+    def settings(self, config: ReplayConfig) -> dict[str, str]: ...
+
+    def notes(self, config: ReplayConfig, pairs: list[dict[str, Any]]) -> list[str]: ...
+
+    def scores(self, rows: list[dict[str, Any]]) -> dict[str, Any]: ...
+
+    def finish(self, per: dict[str, dict[str, Any]]) -> None: ...
+
+    def legend(self, summary: dict[str, Any]) -> str: ...
+
+    def summary(self, pairs: list[dict[str, Any]]) -> dict[str, Any]: ...
+
+    def commands(self) -> dict[str, Callable[[list[str]], int]]: ...
+
     def report(self, summary: dict[str, Any]) -> list[Any]: ...
+
+
+def options_of(config: Any, name: str) -> Mapping[str, Any]:
+    """Benchmark ``name``'s options in a run's config ({} when it has none)."""
+    return (getattr(config, "benchmark_options", None) or {}).get(name) or {}
 
 
 @dataclass(frozen=True)
@@ -164,6 +204,7 @@ class BaseBenchmark:
 
     name = "benchmark"
     own_backends: Mapping[str, str] = MappingProxyType({})
+    columns: tuple[tuple[str, str, int], ...] = ()
 
     def kind(self, source: Any) -> str:
         return str(getattr(source, "kind", self.name))
@@ -180,6 +221,44 @@ class BaseBenchmark:
 
     def backend(self, name: str, env: BackendEnv, source: Any) -> Any | None:
         return None
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """No options of its own."""
+
+    def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        return {}
+
+    def check(self, config: ReplayConfig, sources: list[Any]) -> None:
+        """Nothing to check before the run, given its options and the run's sources
+        (raise ``ValueError`` with a message if so)."""
+
+    def models(self, config: ReplayConfig) -> list[str]:
+        """Models it calls beside the answer model (checked before the run, priced)."""
+        return []
+
+    def settings(self, config: ReplayConfig) -> dict[str, str]:
+        return {}
+
+    def notes(self, config: ReplayConfig, pairs: list[dict[str, Any]]) -> list[str]:
+        return []
+
+    def scores(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """Its numbers in one backend's row of the report, from that backend's pairs (all
+        of them: those of other benchmarks have none of its keys)."""
+        return {}
+
+    def finish(self, per: dict[str, dict[str, Any]]) -> None:
+        """Adjust the backends' rows once all are made (none by default)."""
+
+    def legend(self, summary: dict[str, Any]) -> str:
+        return ""
+
+    def summary(self, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+        return {}
+
+    def commands(self) -> dict[str, Callable[[list[str]], int]]:
+        """Subcommands of ``engram replay`` (name -> main(argv) -> exit code)."""
+        return {}
 
     def report(self, summary: dict[str, Any]) -> list[Any]:
         return []

@@ -2,7 +2,8 @@
 
     .venv/bin/python -m tests.bench_replay [--outlines 16] [--backends a,b] [--long-turns 70]
         [--dir OUTLINES --repo REPO [--min-l 50]]   (outlines of another repository)
-        [--window TOKENS] [--revision-cues RATE] [--save FILE.json]
+        [--window TOKENS] [--revision-cues RATE] [--voice template|varied|FILE] [--seed N]
+        [--save FILE.json]
 
 1. The bundled demo benchmark with the template mock user and the context-reading
    scripted model (tests/replay/reader.py: it can say only what its prompt holds; it
@@ -36,7 +37,9 @@ from memory.llm import LLM, LLMConfig
 from replay.core.runner import Replay, ReplayConfig
 from replay.locoeval import DEMO
 from replay.locoeval.outline import Outline, load_outlines, parse_outline, validate_rules
-from replay.reporting.report import summarize, volume
+from replay.locoeval.report import volume
+from replay.locoeval.voice import check_voice, voiced
+from replay.reporting.report import summarize
 from tests.conftest import SCRIPT, _register_scripted
 from tests.replay.answers import ANSWER_WORDS
 from tests.replay.reader import ContextReader
@@ -50,9 +53,12 @@ COLUMNS = (("recall ↑", "recall"), ("stale ↓", "stale"), ("compr. ↑", "com
 def run(backends: list[str], outlines: list[Outline], out: Path,
         options: dict[str, object] | None = None,
         repo: Path = DEMO / "inventory", window: int = 0,
-        cues: float = 0.0) -> tuple[list[dict], float]:
+        cues: float = 0.0, voice: str = "template",
+        seed: int = 0) -> tuple[list[dict], float]:
     config = ReplayConfig(backends=backends, model="scripted/bench", out=out,
-                          repo=repo, max_tokens=128, window=window, revision_cues=cues,
+                          repo=repo, max_tokens=128, window=window, seed=seed,
+                          benchmark_options={"locoeval": {"revision_cues": cues,
+                                                          "voice": voice}},
                           backend_options=dict(options or {}))
     replay = Replay(config, embedder=get_embedder())
     start = time.perf_counter()
@@ -121,6 +127,9 @@ def main() -> None:
                         help="the model window in tokens (default 0: unbounded)")
     parser.add_argument("--revision-cues", type=float, default=0.0,
                         help="share of replacing items voiced with a cue (default 0)")
+    parser.add_argument("--voice", default="template",
+                        help="template | varied | a phrasing file (replay.locoeval.voice)")
+    parser.add_argument("--seed", type=int, default=0, help="the run's seed (varied voice)")
     parser.add_argument("--answer-words", type=int, default=ANSWER_WORDS,
                         help="cap of the scripted model's conversation answers (0: 'Noted.')")
     parser.add_argument("--ids", default=None,
@@ -136,13 +145,14 @@ def main() -> None:
     wanted = set(args.ids.split(",")) if args.ids else None
     outlines = [o for o in load_outlines(args.dir) if len(o.queries()) >= args.min_l
                 and (wanted is None or o.id in wanted)][: args.outlines]
-    reader = ContextReader(outlines, args.repo, args.answer_words)
+    voice = check_voice(args.voice, outlines, args.seed)
+    reader = ContextReader([voiced(o, voice) for o in outlines], args.repo, args.answer_words)
     _register_scripted()
     counter = LLM(LLMConfig(model="scripted/bench"))  # tokens as the budgets count them
     SCRIPT.default, SCRIPT.count_prompt, SCRIPT.piece_words = reader, counter.count_messages, 64
     with tempfile.TemporaryDirectory() as tmp:
         pairs, wall = run(names, outlines, Path(tmp) / "demo", options, args.repo,
-                          args.window, args.revision_cues)
+                          args.window, args.revision_cues, args.voice, args.seed)
         summary = summarize(pairs)
         for name, row in summary["backends"].items():  # memory LLM calls per committed turn
             mine = [p for p in pairs if p["backend"] == name]
@@ -152,7 +162,8 @@ def main() -> None:
             row["memory_calls"] = round(calls / turns, 2) if turns else None
         print(f"{args.dir.name}: {len(outlines)} outlines x {len(names)} backends, {wall:.1f} s "
               "(template user, context-reading scripted model, answers up to "
-              f"{args.answer_words} words; revision cues {args.revision_cues})"
+              f"{args.answer_words} words; revision cues {args.revision_cues}; "
+              f"voice {voice.record()})"
               + (f"; options {options}" if options else ""))
         print(volume(summary) or "full did not run: no conversation volume to report")
         print_rows("all outlines", summary["backends"], names)
@@ -169,13 +180,14 @@ def main() -> None:
             keep = {k: summary[k] for k in ("backends", "by_subset", "windows", "judge_check")}
             args.save.write_text(json.dumps({
                 "outlines": [o.id for o in outlines], "window": args.window,
-                "revision_cues": args.revision_cues, "answer_words": args.answer_words,
+                "revision_cues": args.revision_cues, "voice": voice.record(),
+                "answer_words": args.answer_words,
                 "seconds": round(wall, 1), **keep, "pairs": pairs}, indent=1, default=str))
         if args.long_turns:
             long = padded(outlines[0], args.long_turns)
             turns = len(long.queries())
             _, wall = run(names, [long], Path(tmp) / "long", options, args.repo,
-                          args.window, args.revision_cues)
+                          args.window, args.revision_cues, args.voice, args.seed)
             print(f"{turns}-turn template replay across {len(names)} backends: {wall:.1f} s")
 
 

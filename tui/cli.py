@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from tui.cli_app import run_app
 from tui.cli_errors import CLIError
+from tui.cli_ingest import add_parser as add_ingest
 from tui.cli_models import cmd_models, model_arguments, structured_summary, use_model_settings
 from tui.cli_options import (
     EXIT_USAGE,
@@ -84,6 +85,8 @@ async def _answer(session: Any, query: str, out: TextIO, bench: Any = None) -> b
     turn = await session.agent.ask(query, on_token=echo)
     out.write("\n")
     out.flush()
+    if session.agent.placed.over:  # never cut: said
+        say(session.agent.placed.note())
     if not turn.ok:
         say(f"the answer failed: {turn.error}")
     if turn.meta.get("stopped"):
@@ -291,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="the repository-wide store instead of a session's")
     memories.add_argument("--data-dir", type=Path, default=None)
     memories.set_defaults(func=cmd_memories)
+
+    add_ingest(sub)
 
     backends = sub.add_parser("backends", help="list the registered memory backends")
     backends.set_defaults(func=cmd_backends)

@@ -8,7 +8,7 @@ import sys
 
 from tui.cli_errors import CLIError
 
-SUBCOMMANDS = ("ask", "chat", "index", "memories", "backends", "models")
+SUBCOMMANDS = ("ask", "chat", "index", "memories", "memory", "backends", "models")
 EXIT_USAGE = 2
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 from rich.text import Text
 
+from memory.fences import fence_for
+
 
 @dataclass(frozen=True)
 class DiffColours:
@@ -61,34 +63,41 @@ def diff_stats(diff: str) -> tuple[int, int]:
 
 EDIT_MARKER = re.compile(r"^\s*@{3,}\s*(EDIT|SEARCH|REPLACE|END)\b", re.I)
 FENCE = re.compile(r"^\s*(```|~~~)")
-BLOCK_FENCE = "````"  # longer than the ``` a model may put inside a block
 
 
 def fence_edit_blocks(answer: str) -> str:
     """``answer`` for display as Markdown: each run of edit blocks (``@@@ EDIT`` to its
-    last ``@@@ END``) outside a code fence put in one, so its lines stay lines. Only what
-    is shown changes; the answer itself is never rewritten."""
+    last ``@@@ END``) outside a code fence put in one, longer than any fence inside the
+    run (CommonMark), so its lines stay lines. Only what is shown changes; the answer
+    itself is never rewritten."""
     out: list[str] = []
     lines = answer.split("\n")
-    in_fence = in_block = False
-    for i, line in enumerate(lines):
+    in_fence = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
         marker = EDIT_MARKER.match(line)
-        if in_block:
-            out.append(line)
-            if marker and marker.group(1).upper() == "END" and not _more_blocks(lines, i + 1):
-                out.append(BLOCK_FENCE)
-                in_block = False
-            continue
         if not in_fence and marker and marker.group(1).upper() != "END":
-            out += [BLOCK_FENCE + "text", line]
-            in_block = True
+            end = _run_end(lines, i)
+            fence = fence_for("\n".join(lines[i:end]))
+            out += [fence + "text", *lines[i:end], fence]
+            i = end
             continue
         if FENCE.match(line):
             in_fence = not in_fence
         out.append(line)
-    if in_block:
-        out.append(BLOCK_FENCE)
+        i += 1
     return "\n".join(out)
+
+
+def _run_end(lines: list[str], start: int) -> int:
+    """The index after a run of edit blocks opened at ``start``: after its last ``@@@ END``
+    (one not followed by another block part), else the end of the text."""
+    for i in range(start + 1, len(lines)):
+        marker = EDIT_MARKER.match(lines[i])
+        if marker and marker.group(1).upper() == "END" and not _more_blocks(lines, i + 1):
+            return i + 1
+    return len(lines)
 
 
 def _more_blocks(lines: list[str], start: int) -> bool:

@@ -42,7 +42,24 @@ def turn_notes(agent: Any, turn: Any) -> list[str | NoteBlock]:
     note = structured_note(agent)
     if note:
         notes.append(note)
-    return notes + unseen(agent, turn)
+    return notes + instruction_notes(turn) + unseen(agent, turn)
+
+
+def instruction_notes(turn: Any) -> list[NoteBlock]:
+    """The project's instruction files in ``turn``'s context (nearest first), and, when
+    they passed its room or a file could not be read, that too: nothing is cut silently."""
+    meta = getattr(turn, "meta", None)
+    placed = meta.get("instructions") if isinstance(meta, dict) else None
+    if not isinstance(placed, dict):
+        return []
+    files = [str(f) for f in placed.get("files") or []]
+    lines = [f"{len(files)} file(s), {int(placed.get('tokens', 0)):,} tok of "
+             f"{int(placed.get('room', 0)):,} free: " + (", ".join(files) or "none")]
+    if placed.get("over"):
+        lines.append(f"⚠ over budget by {int(placed['over']):,} tok: not cut, the context "
+                     "passes the window (shorten them or use a larger window)")
+    lines += [f"⚠ {problem}" for problem in placed.get("problems") or []]
+    return [NoteBlock("project instructions", tuple(lines))]
 
 
 def _clip(text: str, chars: int) -> str:

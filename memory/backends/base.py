@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from memory.fences import fenced
 from memory.types import ContextPack, Section, Turn
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def exchange(turn: Turn, limit: int) -> str:
 
 
 def render_chunk(location: str, code: str) -> str:
-    return f"# {location}\n```python\n{code}\n```"
+    return f"# {location}\n{fenced(code, 'python')}"
 
 
 def repo_sections(env: BackendEnv, query: str, budget: int) -> list[Section]:

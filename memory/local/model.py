@@ -31,6 +31,22 @@ from memory.local.spec import (
 from memory.local.weights import forget, weights_path
 from memory.repetition import Repetition, RepetitionDetector, kept
 
+
+def escape_backslashes() -> None:
+    """llama-cpp-python 0.3's JSON-Schema converter escapes a quote but not a backslash in
+    a grammar literal: a ``const`` or ``enum`` string holding a quote (JSON ``\\"``) came
+    out as ``\\\\"``, which ends the literal early; llama.cpp then rejected the grammar and
+    crashed decoding under it (a developer's statement with a quote, offered as one of
+    the facts to pick). Its literal escapes get the backslash too (idempotent)."""
+    import re
+
+    from llama_cpp import llama_grammar
+
+    if "\\" not in llama_grammar.GRAMMAR_LITERAL_ESCAPES:
+        llama_grammar.GRAMMAR_LITERAL_ESCAPES["\\"] = "\\\\"
+        llama_grammar.GRAMMAR_LITERAL_ESCAPE_RE = re.compile(r'[\r\n"\\]')
+
+
 STATE_CACHE_BYTES = 512 << 20
 # Tokens per llama.cpp decode call. llama-cpp-python keeps n_batch x vocabulary floats of
 # logits and copies them into every prompt state it saves (after each call): 96 MB at its
@@ -133,6 +149,7 @@ class LocalModel:
 
             if len(self._grammars) >= GRAMMAR_CACHE:
                 self._grammars.pop(next(iter(self._grammars)))
+            escape_backslashes()
             try:
                 self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
             except Exception as exc:

@@ -52,6 +52,11 @@ class AgenticBenchmark(BaseBenchmark):
                     repo: RepoIndex | None, result: dict[str, Any], tick: Tick) -> Agent:
         return await drive_agentic(replay, source, name, result, tick)
 
+    def summary(self, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+        from replay.agentic._report import agentic_rows
+
+        return {"agentic": agentic_rows(pairs)}
+
     def report(self, summary: dict[str, Any]) -> list[Any]:
         from replay.reporting.report import _table
 

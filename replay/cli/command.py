@@ -15,7 +15,6 @@ from typing import Any
 from memory.redact import install_log_redaction, redact
 from replay.cli.args import EXIT_USAGE, checked, model_arguments
 from replay.cli.build import build
-from replay.locoeval import DEMO
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,26 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default=None,
                         help="answer model (any litellm string or a config alias)")
     model_arguments(parser)
-    parser.add_argument("--mock-user", choices=["template", "llm"], default=None,
-                        help="who voices outline queries: template (deterministic, no LLM) "
-                             "or llm (LoCoEval's mock user); default: llm with any model "
-                             "but the embedded local/ one, template offline")
-    parser.add_argument("--user-model", default=None,
-                        help="the LLM mock user's model (default: --model)")
-    parser.add_argument("--reference-queries", type=Path, default=None, metavar="FILE",
-                        help="real developer questions (one per line, or JSONL with a "
-                             "\"query\" field): the LLM mock user gets one of the 10 most "
-                             "similar as a style reference (LoCoEval); skipped without it")
-    parser.add_argument("--revision-cues", type=_rate, default=0.0, metavar="RATE",
-                        help="share of the items replacing an earlier version that the mock "
-                             "user voices with a cue ('Actually, ...'); default 0: only the "
-                             "order tells, LoCoEval's condition")
-    parser.add_argument("--judge", choices=["embed", "llm"], default="embed",
-                        help="set matching for F1 tasks: embed (MiniLM cosine, offline) or "
-                             "llm (needs --judge-model, or uses --model)")
-    parser.add_argument("--judge-model", default=None, help="the LLM judge's model")
-    parser.add_argument("--threshold", type=float, default=None,
-                        help="cosine threshold of the embed judge")
+    parser.add_argument("--judge-model", default=None,
+                        help="the LLM judge's model (benchmarks that judge answers with one)")
     parser.add_argument("--repo", type=Path, default=None,
                         help="the repository outlines refer to (default: the outline's repo)")
     parser.add_argument("--out", default=None,
@@ -92,17 +73,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--test-timeout", type=float, default=None,
                         help="seconds per sandboxed test run (default: 60 for outline "
                              "tests, 10 for an iterative turn's tests)")
-    parser.add_argument("--iterative-mode", choices=["all", "category", "cumulative"],
-                        default="all",
-                        help="tests grading an iterative turn: all (every test so far), or "
-                             "CodeIF-Bench's category / cumulative modes")
-    parser.add_argument("--code-prep", choices=["engram", "codeif"], default="engram",
-                        help="code taken from an iterative answer: engram (every fenced "
-                             "block) or codeif (the benchmark's: first ```python block, "
-                             "indented docstrings and blank lines stripped)")
-    parser.add_argument("--experience-settings", default=None, metavar="A,B",
-                        help="task-chain sources: which of SWE-ContextBench's settings to run "
-                             "(none, free, oracle, free-summary, oracle-summary; default all)")
     parser.add_argument("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
                         help="a backend hyperparameter, repeatable (e.g. compact_turns=6; "
                              "`engram backends` lists them)")
@@ -110,10 +80,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="answers drawn per iterative turn and per generation task, at "
                              "temperature 0.8 when N > 1: pass@k by the unbiased estimator "
                              "(k = 1 and N; default 1: one answer at temperature 0)")
+    for bench in _benchmarks():  # each benchmark's own options, in a group of its own
+        bench.add_arguments(parser)
     return parser
 
 
-_rate = checked(float, "a number", lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
+def _benchmarks() -> list[Any]:
+    """The registered benchmarks that load (one that does not is left out here: running
+    a source it owns says why)."""
+    from replay.benchmark import BenchmarkError, benchmarks
+
+    found = []
+    for name in benchmarks.names():
+        try:
+            found.append(benchmarks.get(name))
+        except BenchmarkError:
+            continue
+    return found
+
+
 _window = checked(int, "a whole number", lambda v: v >= 0,
                   "0 (unbounded) or a number of tokens")
 _samples = checked(int, "a whole number", lambda v: v >= 1, ">= 1")
@@ -123,38 +108,23 @@ def _config(args: argparse.Namespace) -> Any:
     from memory.backends import registry
     from memory.backends.options import parse_options
     from memory.llm import default_model
-    from replay.codeif._codeif import IterativeOptions
-    from replay.core.runner import ReplayConfig
-    from replay.locoeval.judge import THRESHOLD
-    from replay.locoeval.mockuser import choose_user
-    from replay.sandbox.sandbox import Limits
-    from replay.swecontext.experience import SETTINGS
-    from replay.swecontext.experience_run import check_settings
-
-    user = choose_user(args.mock_user, args.model or default_model(), args.user_model)
     from replay.core.ratelimit import parse_rpm
+    from replay.core.runner import ReplayConfig
+    from replay.sandbox.sandbox import Limits
 
-    settings = check_settings([s.strip() for s in args.experience_settings.split(",")
-                               if s.strip()]) if args.experience_settings else SETTINGS
+    options = {bench.name: found for bench in _benchmarks() if (found := bench.options(args))}
     out = args.out or Path("replay-runs") / f"{args.source.stem}"
     return ReplayConfig(
         backends=[b.strip() for b in args.backends.split(",") if b.strip()],
         model=args.model or default_model(), out=out, repo=args.repo, seed=args.seed,
         concurrency=args.concurrency, resume=args.resume, limit=args.limit,
-        max_tokens=args.max_tokens,
-        judge_threshold=args.threshold if args.threshold is not None else THRESHOLD,
+        max_tokens=args.max_tokens, judge_model=args.judge_model,
         limits=Limits(timeout=args.test_timeout or 60.0),
-        iterative_limits=Limits(timeout=args.test_timeout or 10.0),
-        iterative=IterativeOptions(args.iterative_mode, args.code_prep),
-        mock_user=user.kind, mock_user_why=user.why, user_model=user.model,
-        reference_queries=args.reference_queries, revision_cues=args.revision_cues,
-        judge_model=args.judge_model or (args.model or default_model()
-                                         if args.judge == "llm" else None),
         backend_options=parse_options(args.backend_opt, registry.names()),
+        benchmark_options=options,
         executor=args.executor, ray_address=args.ray_address,
         ray_cpus_per_task=args.ray_cpus_per_task, budget_usd=args.budget_usd,
-        store_uri=args.store_uri,
-        rate_limits=parse_rpm(args.rpm), experience_settings=settings,
+        store_uri=args.store_uri, rate_limits=parse_rpm(args.rpm),
         samples=args.samples, window=args.window,
     )
 
@@ -183,13 +153,11 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"engram replay: {exc}", markup=False)
         return EXIT_USAGE
     try:
-        for model in {config.model, config.user_model, config.judge_model} - {None}:
-            check_model(model)  # type: ignore[arg-type]
-        if config.reference_queries is not None:
-            from replay.locoeval.llmuser import load_reference_queries
-
-            load_reference_queries(config.reference_queries)  # fail before the run
+        for model in dict.fromkeys(_models(config)):
+            check_model(model)
         sources = load_source(args.source)
+        for bench in _benchmarks():
+            bench.check(config, sources)  # fail before the run
     except (SourceError, LLMError, ValueError) as exc:
         console.print(f"engram replay: {redact(str(exc))}", markup=False)
         return EXIT_USAGE
@@ -215,13 +183,9 @@ def run(args: argparse.Namespace) -> int:
         finally:
             replay.close()
     settings = {k: str(v) for k, v in vars(args).items()}
-    from replay.locoeval.mockuser import user_label
-
-    settings["mock_user"] = user_label(config.mock_user, config.mock_user_why)
-    settings["user_model"] = str(config.user_model)
-    models = [config.model, config.judge_model,
-              config.user_model if config.mock_user == "llm" else None]
-    extra: dict[str, Any] = {"pricing": {m: pricing(m) for m in dict.fromkeys(models) if m}}
+    for bench in _benchmarks():
+        settings.update(bench.settings(config))
+    extra: dict[str, Any] = {"pricing": {m: pricing(m) for m in dict.fromkeys(_models(config))}}
     if replay.budget is not None and replay.budget.report() is not None:
         extra["budget"] = replay.budget.report()
     path = write_results(replay.output, pairs, settings, **extra)
@@ -240,21 +204,20 @@ def run(args: argparse.Namespace) -> int:
     for row in errors:
         console.print(f"{row['source']} · {row['backend']}: {redact(str(row['error']))}",
                       style="red", markup=False)
-    voiced = [p for p in pairs if p.get("mock_user")]  # outlines: which mock user ran
-    if voiced:
-        skipped = {str(p.get("reference_queries")) for p in voiced
-                   if str(p.get("reference_queries")).startswith("skipped")}
-        console.print(f"mock user: {', '.join(sorted({p['mock_user'] for p in voiced}))}; "
-                      "reference queries: " + (", ".join(sorted(skipped)) if skipped else
-                                               f"from {config.reference_queries}"))
+    for bench in _benchmarks():
+        for line in bench.notes(config, pairs):
+            console.print(line, markup=False)
     console.print(f"results: {path}  conversations: {replay.output.url('conversations')}"
                   + (f"  chart: {chart}" if chart else ""))
     return 1 if errors else 0
 
 
-# ``engram replay demo [qa|experience]``: the bundled sources on the demo repository
-DEMO_SOURCES = {"outlines": "outlines", "qa": "qa/inventory-qa.json",
-                "experience": "experience/inventory-chains.json"}
+def _models(config: Any) -> list[str]:
+    """Every model the run calls: the answer model, the judge, the benchmarks' own."""
+    found = [config.model, config.judge_model]
+    for bench in _benchmarks():
+        found += bench.models(config)
+    return [m for m in found if m]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -266,16 +229,10 @@ def main(argv: list[str] | None = None) -> int:
         from replay.reporting.merge import main as report
 
         return report(argv[1:])
-    if argv[:1] == ["score"]:  # answers produced elsewhere, graded without any model
-        from replay.codeif.score import main as score
-
-        return score(argv[1:])
-    if argv[:1] == ["demo"]:  # the bundled benchmark: its outlines on its repository
-        rest = argv[1:]
-        which = rest.pop(0) if rest[:1] and rest[0] in DEMO_SOURCES else "outlines"
-        if "--out" not in rest:
-            rest += ["--out", str(Path("replay-runs") / ("demo" if which == "outlines"
-                                                         else f"demo-{which}"))]
-        argv = [str(DEMO / DEMO_SOURCES[which]), "--repo", str(DEMO / "inventory"), *rest]
+    if argv[:1] and not argv[0].startswith("-"):  # a benchmark's own subcommand
+        for bench in _benchmarks():  # (score: codeif's grading; demo: the bundled benchmark)
+            command = bench.commands().get(argv[0])
+            if command is not None:
+                return command(argv[1:])
     args = build_parser().parse_args(argv)
     return run(args)

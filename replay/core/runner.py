@@ -58,18 +58,12 @@ class ReplayConfig:
     resume: bool = False
     limit: int | None = None
     max_tokens: int = 512
-    judge_threshold: float | None = None  # the embed judge's cosine (None: its default)
-    mock_user: str = "template"  # template | llm (the CLI picks: locoeval.mockuser.choose_user)
-    mock_user_why: str = ""  # why that user: "offline default", "chosen"... (in the results)
-    user_model: str | None = None  # the LLM mock user's model (default: the answer model)
-    reference_queries: Path | None = None  # real questions: LoCoEval's style references
-    revision_cues: float = 0.0  # share of replacing items voiced with a cue (0: LoCoEval's)
-    judge_model: str | None = None  # set: an LLM judges set matches, else MiniLM
-    limits: Limits = field(default_factory=lambda: Limits(timeout=60.0))
-    iterative_limits: Limits = field(default_factory=lambda: Limits(timeout=10.0))
-    iterative: Any = None  # codeif's IterativeOptions: mode, code prep (None: its defaults)
+    judge_model: str | None = None  # a model that judges answers (benchmarks that use one)
+    limits: Limits = field(default_factory=lambda: Limits(timeout=60.0))  # sandboxed tests
     backend_options: dict[str, object] = field(default_factory=dict)  # --backend-opt
-    experience_settings: tuple[str, ...] | None = None  # SWE-ContextBench's (None: all)
+    # each benchmark's own options (its CLI options' values, plain data), by its name:
+    # ``replay.benchmark.options_of(config, name)``
+    benchmark_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     executor: str = "local"  # local | ray (replay.core.executors)
     ray_address: str | None = None  # None: start a local Ray instance
     ray_cpus_per_task: float = 1.0  # Ray's CPU request per pair (below 1: LLM-bound pairs)

@@ -10,7 +10,12 @@ present is dropped; with a model, so is one whose generation from that context a
 passes its tests (graded like replay's generation task, on the original repository).
 Before all that, a target whose tests do not pass on the original repository, in the
 sandbox that grades generations, is dropped: no answer could ever pass them (a test
-dependency missing, a test that needs the network).
+dependency missing, a test that needs the network); and so is one whose original
+function, taken through an answer (written in one Python block as the scripted readers
+write it, taken out as grading takes it, graded as a run grades it), does not pass them:
+``oracle`` could not reach pass@1 1.0 there, and the sample would grade the extraction,
+not the memory (a docstring whose fenced examples the extraction cannot keep, a function
+the grading cannot put back).
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ class Verdict:
     found: list[str] = field(default_factory=list)
     retrieved: list[str] = field(default_factory=list)
     generated: bool | None = None
+    through_answer: bool | None = None  # the original, taken through an answer, passes
 
 
 def segments(code: str) -> list[str]:
@@ -143,6 +149,41 @@ def failing_tests(repo: Path, targets: list[Target]) -> dict[str, str]:
     return out
 
 
+def through_answer(repo: Path, target: Target, limits: Any = None) -> str | None:
+    """Why ``target``'s original function, written in an answer as the scripted readers
+    write it (``answer_with``), taken out as grading takes it (``extract_target``) and put
+    back as a run puts it (``insert_function``), cannot be graded; None when it passes
+    its tests. A file put back byte for byte is the original repository, whose run
+    (``failing_tests``) already passed; any other is graded in the sandbox."""
+    from replay.locoeval.outline import Sample
+    from replay.locoeval.prepare import PrepareError, find_function, insert_function
+    from replay.locoeval.tasks import answer_with, extract_target, run_code
+    from replay.sandbox.sandbox import Limits
+
+    source = (repo / target.path).read_text("utf-8")
+    span = find_function(source, target.qualname)
+    original = "\n".join(source.splitlines()[span.start:span.end + 1])
+    code = extract_target(answer_with(original), target.qualname)
+    if code is None:
+        return (f"no function `{target.qualname}` can be taken out of an answer holding its "
+                "original code")
+    try:
+        put_back = insert_function(source, target.qualname, code)
+    except PrepareError as exc:
+        return f"the original function taken through an answer cannot be put back: {exc}"
+    if put_back == source:
+        return None
+    sample = Sample("s", target.namespace, target.path, "", target.tests, ())
+    if run_code(repo, sample, code, limits or Limits()):
+        return None
+    before, after = source.splitlines(), put_back.splitlines()
+    line = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
+                min(len(before), len(after)))
+    was, now = (x[line][:60] if line < len(x) else "(none)" for x in (before, after))
+    return ("the original function taken through an answer fails its tests: put back, "
+            f"line {line + 1} of {target.path} reads {now!r} for {was!r}")
+
+
 async def _generation_passes(llm: LLM, repo: Path, target: Target, signature: str,
                              context: list[str], limits: Any) -> bool:
     from replay.locoeval.outline import Sample
@@ -193,11 +234,17 @@ class BuildRun:
                     verdicts.append(Verdict(target.location, False, failing[target.location],
                                             0.0))
                     continue
+                ungraded = through_answer(self.repo, target)
+                if ungraded is not None:
+                    verdicts.append(Verdict(target.location, False, ungraded, 0.0,
+                                            through_answer=False))
+                    continue
                 info = analyse(self.repo, target, facts)
                 units = true_units(target, info, cores.get(target.namespace))
                 verdict, context = check_target(self.repo, target, info.signature, units, embedder,
                                                 Path(tmp),
                                                 self.threshold, self.drop_recall)
+                verdict.through_answer = True
                 if verdict.kept and self.model:
                     verdict.generated = asyncio.run(self._generate(target, info.signature,
                                                                    context))
@@ -269,8 +316,12 @@ class BuildRun:
 
 def summary(report: dict[str, Any]) -> list[str]:
     """The printed summary of a build report."""
+    graded = [v for v in report["selection"] if v.get("through_answer") is not None]
     lines = [f"sample selection: {report['kept']} of {report['targets']} targets kept, "
-             f"{len(report['dropped'])} dropped"]
+             f"{len(report['dropped'])} dropped",
+             f"  the original function through an answer passes its tests for "
+             f"{sum(bool(v['through_answer']) for v in graded)} of {len(graded)} targets "
+             "graded (oracle's pass@1 1.0 on the samples kept)"]
     lines += [f"  dropped {d['location']}: {d['reason']}" for d in report["dropped"]]
     lines += [f"{o['id']}: {o['k']} samples, {o['queries']} queries, {o['subset']}"
               for o in report["outlines"]]

@@ -5,7 +5,9 @@ from a repository's target functions (``build``)."""
 
 from __future__ import annotations
 
+import argparse
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -14,20 +16,23 @@ from typing import TYPE_CHECKING, Any
 from replay.benchmark import BaseBenchmark, BuildRequest, Probe, Tick
 from replay.core.errors import SourceError
 from replay.core.sources import source_id
+from replay.locoeval import report as _report
 from replay.locoeval.drive import converse
 from replay.locoeval.judge import THRESHOLD, EmbedJudge, LLMJudge, judge_accuracy
 from replay.locoeval.matcher import TaskPacks
+from replay.locoeval.options import LocoevalOptions
 from replay.locoeval.oracle import OracleBackend
 from replay.locoeval.outline import Outline, OutlineError, load_outlines
 from replay.locoeval.prepare import prepared_copy
 from replay.locoeval.tasks import Verdicts, as_dict, outline_tasks
+from replay.locoeval.voice import Voice, VoiceError, voice_of, voiced
 from replay.sandbox.sandbox import mode as sandbox_mode
 
 if TYPE_CHECKING:
     from memory.agent import Agent
     from memory.backends import BackendEnv
     from memory.repo import RepoIndex
-    from replay.core.runner import Replay
+    from replay.core.runner import Replay, ReplayConfig
 
 
 @dataclass
@@ -54,11 +59,33 @@ def judging(replay: Replay) -> Judging:
     """The run's ``Judging`` (made on first use)."""
     found = replay.shared.get("locoeval")
     if found is None:
-        config = replay.config
-        threshold = THRESHOLD if config.judge_threshold is None else config.judge_threshold
+        options = LocoevalOptions.of(replay.config)
+        threshold = THRESHOLD if options.judge_threshold is None else options.judge_threshold
         found = replay.shared["locoeval"] = Judging(EmbedJudge(replay.embedder, threshold),
-                                                    config.judge_model)
+                                                    options.judge_model)
     return found
+
+
+def run_voice(replay: Replay) -> Voice:
+    """The run's voice (``--voice``; made on first use, its phrasing file loaded once)."""
+    found = replay.shared.get("locoeval-voice")
+    if found is None:
+        found = replay.shared["locoeval-voice"] = voice_of(
+            LocoevalOptions.of(replay.config).voice, replay.config.seed)
+    return found
+
+
+def said(replay: Replay, source: Outline, result: dict[str, Any]) -> Outline:
+    """The outline as the mock user says it, and the voice in ``result``: the template
+    user speaks in the run's voice; the LLM mock user words the items itself, so its run
+    compares with the builder's text (the voice is recorded, not applied)."""
+    voice = run_voice(replay)
+    if LocoevalOptions.of(replay.config).mock_user == "llm":
+        result["voice"] = {**voice.record(), "applied": False,
+                           "why": "the LLM mock user words the items itself"}
+        return source
+    result["voice"] = voice.record(source)
+    return voiced(source, voice)
 
 
 class LoCoEvalBenchmark(BaseBenchmark):
@@ -94,12 +121,22 @@ class LoCoEvalBenchmark(BaseBenchmark):
     def copy_repository(self, repo: Path, source: Any, dest: Path) -> None:
         prepared_copy(repo, self.targets(source), dest)  # without its targets and tests
 
+    def problem(self, replay: Replay, source: Any) -> str | None:
+        try:
+            voice = run_voice(replay)
+            if voice.phrasings is not None:
+                voice.phrasings.check([source], every_outline=False)
+        except VoiceError as exc:
+            return str(exc)
+        return None
+
     def backend(self, name: str, env: BackendEnv, source: Any) -> Any | None:
         return OracleBackend(env, source) if name == "oracle" else None
 
     async def drive(self, replay: Replay, source: Outline, name: str, repo: RepoIndex | None,
                     result: dict[str, Any], tick: Tick) -> Agent:
         config = replay.config
+        source = said(replay, source, result)  # oracle, judges and metrics read it as said
         agent = replay.agent(source, name, repo)
         await converse(agent, source, repo, config, replay.embedder, result, tick)
         judges = judging(replay)
@@ -126,6 +163,76 @@ class LoCoEvalBenchmark(BaseBenchmark):
         if source.tasks.generate:
             result["sandbox"] = sandbox_mode()  # "bwrap", or "weak" where it fell back
         return agent
+
+    # -- its options, checks and lines in the results ----------------------------------------
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from replay.locoeval.options import add_arguments
+
+        add_arguments(parser)
+
+    def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        from replay.locoeval.options import from_arguments
+
+        return from_arguments(args)
+
+    def check(self, config: ReplayConfig, sources: list[Any]) -> None:
+        from replay.locoeval.voice import check_voice
+
+        check_voice(LocoevalOptions.of(config).voice, sources, config.seed)  # a phrasing file
+        refs = LocoevalOptions.of(config).references
+        if refs is not None:
+            from replay.locoeval.llmuser import load_reference_queries
+
+            load_reference_queries(refs)  # fail before the run
+
+    def models(self, config: ReplayConfig) -> list[str]:
+        """The judge's model and the LLM mock user's (checked before the run, priced in
+        the results)."""
+        options = LocoevalOptions.of(config)
+        return [m for m in (options.judge_model,
+                            options.user_model if options.mock_user == "llm" else None) if m]
+
+    def settings(self, config: ReplayConfig) -> dict[str, str]:
+        from replay.locoeval.mockuser import user_label
+
+        options = LocoevalOptions.of(config)
+        return {"mock_user": user_label(options.mock_user, options.mock_user_why),
+                "user_model": str(options.user_model)}
+
+    def notes(self, config: ReplayConfig, pairs: list[dict[str, Any]]) -> list[str]:
+        voiced = [p for p in pairs if p.get("mock_user")]  # outlines: which mock user ran
+        if not voiced:
+            return []
+        skipped = {str(p.get("reference_queries")) for p in voiced
+                   if str(p.get("reference_queries")).startswith("skipped")}
+        refs = LocoevalOptions.of(config).reference_queries
+        return [f"mock user: {', '.join(sorted({p['mock_user'] for p in voiced}))}; "
+                "reference queries: " + (", ".join(sorted(skipped)) if skipped else
+                                         f"from {refs}")
+                + f"; voice: {', '.join(map(str, _report.voices(pairs)))}"]
+
+    # -- its numbers in the report (replay.locoeval.report) ---------------------------------
+    columns = _report.COLUMNS
+
+    def scores(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return _report.scores(rows)
+
+    def finish(self, per: dict[str, dict[str, Any]]) -> None:
+        _report.finish(per)
+
+    def legend(self, summary: dict[str, Any]) -> str:
+        return _report.legend(summary)
+
+    def summary(self, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+        return _report.summary(pairs)
+
+    def report(self, summary: dict[str, Any]) -> list[Any]:
+        return _report.tables(summary)
+
+    def commands(self) -> dict[str, Callable[[list[str]], int]]:
+        from replay.locoeval.demo_command import demo
+
+        return {"demo": demo}
 
     def build(self, request: BuildRequest) -> list[str]:
         """Outlines from ``request.targets`` (functions with tests) in ``request.repo``:

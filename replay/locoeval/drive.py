@@ -26,17 +26,19 @@ async def converse(agent: Agent, outline: Outline, repo: RepoIndex | None,
     """The outline's queries, voiced by the template or the LLM mock user; what the mock
     user was and spent goes into ``result``."""
     from memory.llm import LLM, LLMConfig
+    from replay.locoeval.options import LocoevalOptions
 
+    options = LocoevalOptions.of(config)
     total = len(outline.queries())
-    result["mock_user"] = user_label(config.mock_user, config.mock_user_why)
+    result["mock_user"] = user_label(options.mock_user, options.mock_user_why)
     result["reference_queries"] = "skipped (template user)"
-    result["revision_cues"] = config.revision_cues
-    if config.mock_user == "llm":
-        model = config.user_model or config.model
-        refs = config.reference_queries
+    result["revision_cues"] = options.revision_cues
+    if options.mock_user == "llm":
+        model = options.user_model or config.model
+        refs = options.references
         user = LLMUser(outline, LLM(LLMConfig(model=model)), repo, config.seed,
                        ReferenceQueries.from_file(refs, embedder) if refs else None,
-                       config.revision_cues)
+                       options.revision_cues)
         result["user_model"] = model
         result["reference_queries"] = user.reference_status
         previous = ""
@@ -49,7 +51,7 @@ async def converse(agent: Agent, outline: Outline, repo: RepoIndex | None,
         result["user_fallbacks"] = user.fallbacks
         result["reference_queries"] = user.reference_status
         return
-    template = TemplateUser(outline, config.seed, config.revision_cues)
+    template = TemplateUser(outline, config.seed, options.revision_cues)
     for n, (_, text) in enumerate(template.conversation()):
         await agent.ask(text)
         tick(n + 1, total + 1)

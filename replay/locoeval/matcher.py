@@ -255,7 +255,7 @@ def context_metrics(matcher: EmbedMatcher, sample: Sample, pack: ContextPack,
     found = {j for i, j in matcher.relation(said, [i.text for i in items], rivals, others,
                                             sample.function)
              if items[j].type not in RELATIONS
-             or (said[i] in on_it and names(said[i], place(items[j].text, subject) or subject))}
+             or (said[i] in on_it and names(said[i], place(items[j].built, subject) or subject))}
     true = [j for j, i in enumerate(items) if i.truth]
     stale = [j for j, i in enumerate(items) if not i.truth]
     hits_true = sum(1 for j in true if j in found)

@@ -1,5 +1,8 @@
 """``oracle`` (replay only): the ground-truth information items of an outline and the code
-of their linked locations — the upper bound the normalized score is measured against."""
+of their linked locations — the upper bound the normalized score is measured against.
+
+Its outline is the one the run voiced (``replay.locoeval.voice``): it shows the true items
+as the mock user said them, a memory that kept every word said and nothing stale."""
 
 from __future__ import annotations
 

@@ -32,6 +32,12 @@ class Item:
     truth: bool = True
     unit: str = ""
     prereqs: tuple[str, ...] = ()
+    as_built: str = ""  # the builder's text when ``text`` is a voice's (locoeval.voice)
+
+    @property
+    def built(self) -> str:
+        """The item's text as the outline holds it (before any voice)."""
+        return self.as_built or self.text
 
 
 @dataclass(frozen=True)

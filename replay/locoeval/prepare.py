@@ -11,6 +11,7 @@ it, re-indented to where the function lives.
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -20,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.backends.codemem.syntax import code_blocks
+from memory.backends.codemem.syntax import PYTHON_INFOS, code_blocks
 from memory.chunks import _docstring, _parser
+from memory.fences import spans
 from replay.sandbox.sandbox import IGNORED
 
 
@@ -237,16 +239,60 @@ def prepared_copy(repo: Path, targets: Sequence[PrepTarget], dest: Path) -> Path
     return dest
 
 
-def extract_function(answer: str, name: str) -> str | None:
-    """The definition of ``name`` in an answer's code (with what precedes it in the block,
-    e.g. imports, left out)."""
-    for block in code_blocks(answer):
+_CLASS = re.compile(r"^class\s+(\w+)", re.M)
+
+
+def _definition_in(block: str, qualname: str, whole: bool) -> str | None:
+    """The definition of ``qualname`` in one block of code, dedented: written as
+    ``Class.method`` inside its class, as a bare top-level function, or as a method of
+    whatever top-level class the block wrote it in. ``whole``: only when the block parses
+    as Python and so does the definition."""
+    if whole:
         try:
-            span = find_function(block, name)
+            ast.parse(textwrap.dedent(block))
+        except (SyntaxError, ValueError):
+            return None
+    parts = qualname.split(".")
+    tries = [".".join(parts[i:]) for i in range(len(parts))]
+    tries += [f"{cls}.{parts[-1]}" for cls in _CLASS.findall(block)]
+    for candidate in dict.fromkeys(tries):
+        try:
+            span = find_function(block, candidate)
         except PrepareError:
             continue
-        lines = block.splitlines()
-        return textwrap.dedent("\n".join(lines[span.start:span.end + 1]))
+        code = textwrap.dedent("\n".join(block.splitlines()[span.start:span.end + 1]))
+        if not whole:
+            return code
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        return code
+    return None
+
+
+def extract_function(answer: str, qualname: str) -> str | None:
+    """The definition of ``qualname`` (``func`` or ``Class.method``) in an answer's code,
+    dedented, with what precedes it in the block (imports) left out. The answer's Python
+    blocks are read as CommonMark does (a docstring's own fenced examples, indented with
+    the function or closed by a longer fence, stay in the block); failing that (an
+    example written flush left closed the block early), the longest span from a Python
+    block's opening fence to a later fence line that parses as Python and defines the
+    function; failing that, the first block that holds a definition, parsed or not
+    (its tests will tell)."""
+    found = code_blocks(answer)
+    for block in found:
+        code = _definition_in(block, qualname, whole=True)
+        if code is not None:
+            return code
+    for span in spans(answer, PYTHON_INFOS):
+        code = _definition_in(span, qualname, whole=True)
+        if code is not None:
+            return code
+    for block in found:
+        code = _definition_in(block, qualname, whole=False)
+        if code is not None:
+            return code
     return None
 
 

@@ -11,24 +11,21 @@ task: recall of true items and the share of stale (distracting) items present.
 from __future__ import annotations
 
 import asyncio
-import re
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memory.agent import Agent
-from memory.backends.codemem.syntax import code_blocks
+from memory.fences import fenced
 from memory.repo import LocationRefused, RepoIndex
 from memory.types import ContextPack
 from replay.locoeval.judge import EmbedJudge, LLMJudge, answer_lines
 from replay.locoeval.outline import Item, Outline, Sample
-from replay.locoeval.prepare import PrepareError, find_function, insert_function
+from replay.locoeval.prepare import PrepareError, extract_function, insert_function
 from replay.sandbox.sandbox import Limits, Sandbox
 
 TOPICS_QUERY = ("List every topic we have worked on in this conversation so far, "
                 "one short phrase per line, nothing else.")
-_CLASS = re.compile(r"^class\s+(\w+)", re.M)
 
 
 @dataclass
@@ -77,21 +74,16 @@ def context_metrics(sample: Sample, pack: ContextPack,
 
 def extract_target(answer: str, qualname: str) -> str | None:
     """The definition of ``qualname`` (``func`` or ``Class.method``) in an answer's code,
-    dedented: written as ``Class.method`` inside its class, as a bare top-level function, or
-    as a method of whatever top-level class the answer wrote it in."""
-    parts = qualname.split(".")
-    name = parts[-1]
-    for block in code_blocks(answer):
-        tries = [".".join(parts[i:]) for i in range(len(parts))]
-        tries += [f"{cls}.{name}" for cls in _CLASS.findall(block)]
-        for candidate in dict.fromkeys(tries):
-            try:
-                span = find_function(block, candidate)
-            except PrepareError:
-                continue
-            lines = block.splitlines()
-            return textwrap.dedent("\n".join(lines[span.start:span.end + 1]))
-    return None
+    dedented (``replay.locoeval.prepare.extract_function``: fenced examples in its
+    docstring stay in it)."""
+    return extract_function(answer, qualname)
+
+
+def answer_with(code: str) -> str:
+    """An answer that is ``code`` in one Python block, fenced as CommonMark asks (a fence
+    longer than any inside the code): how the scripted readers write an answer, and what
+    sample selection grades the original function through."""
+    return fenced(code, "python")
 
 
 def run_generated(repo: Path, sample: Sample, answer: str, limits: Limits) -> bool:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from replay.benchmark import BaseBenchmark, BuildRequest, Probe, Tick
 from replay.core.errors import SourceError
+from replay.longcodeqa._qa_report import BRACKET_COLUMNS, QA_COLUMNS, QA_LEGEND, qa_scores
 from replay.longcodeqa._qarepo import RepoTextBackend
 from replay.longcodeqa.qa import QAError, QASet, is_lcb, parse_qa
 from replay.longcodeqa.qa_run import ask_brackets
@@ -57,6 +58,22 @@ class LongCodeQABenchmark(BaseBenchmark):
                                           lambda done, total: tick(done, total + 1))
         return agent
 
+    columns = QA_COLUMNS
+
+    def scores(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return qa_scores(rows)
+
+    def legend(self, summary: dict[str, Any]) -> str:
+        return QA_LEGEND.strip() if _has_qa(summary) else ""
+
+    def report(self, summary: dict[str, Any]) -> list[Any]:
+        from replay.reporting.report import _table
+
+        if not _has_qa(summary):
+            return []
+        return [_table("qa: accuracy by context bracket (share of the window)",
+                       summary["backends"], BRACKET_COLUMNS)]
+
     def build(self, request: BuildRequest) -> list[str]:
         """One question file in ``request.out`` from the repository's own facts (raises,
         defines, parameter defaults), 20 by default; with ``request.model``, those the
@@ -77,6 +94,10 @@ class LongCodeQABenchmark(BaseBenchmark):
             f"{len(checked['dropped'])} answered without context by {checked['model']}, dropped"
         return [f"{report['kept']} questions ({report['built']} built; contamination "
                 f"filter: {said}): {path}"]
+
+
+def _has_qa(summary: dict[str, Any]) -> bool:
+    return any(r.get("qa_all") is not None for r in (summary.get("backends") or {}).values())
 
 
 BENCHMARK = LongCodeQABenchmark()

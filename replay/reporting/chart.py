@@ -72,12 +72,12 @@ def chart_png(summary: dict[str, Any]) -> bytes | None:
     for i, value in enumerate(scores):
         ax.text(i, value + 0.02, f"{value:.2f}", ha="center", fontsize=8)
     if curve:
-        from replay.longcodeqa.qa import BRACKETS
-
+        # the brackets as the rows name them: qa_<bracket> (qa_evidence_<bracket> beside)
+        brackets = [k[3:] for k in rows[names[0]]
+                    if k.startswith("qa_") and not k.startswith("qa_evidence_")]
         ax = axes[0][panels - 1]
         for n in names:
-            ax.plot([b for b, _ in BRACKETS], [rows[n].get(f"qa_{b}") for b, _ in BRACKETS],
-                    marker="o", label=n)
+            ax.plot(brackets, [rows[n].get(f"qa_{b}") for b in brackets], marker="o", label=n)
         ax.set_ylim(0, 1.05)
         ax.set_title("qa accuracy by context share of the window (higher is better)",
                      fontsize=9)

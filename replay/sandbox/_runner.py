@@ -10,11 +10,14 @@ What a child must show for its test to pass:
   code ran) written back on its own report pipe after the test, and a normal exit
   (asserts: status 0; pytest: 0 or 1 with a ``done`` line); an early ``os._exit(0)``,
   ``sys.exit(0)``, a crash or the timeout is a failure;
-- and the run's check test must not pass. The runner slips one test that fails for any
-  code (asserts: an extra child at a random place; pytest: an extra node at a random
-  place on every child's command line). A child that passes it forged its report
-  (rebound builtins, patched pytest, a report written by the code itself, ...): then no
-  test of the run passes.
+- and the run's check test must not pass: a real test of the run with one expected
+  value changed (``engram_check.py``: asserts, one of the run's assert groups with a
+  literal changed, run in a child of its own at a random place before the group it
+  copies; pytest, a copy of one of the targets' tests beside it in its file, renamed
+  alike, run in a process of its own shaped like its original's). It fails for any code
+  that passes the real one; a child that passes it forged its report (rebound builtins,
+  patched pytest, a report written by the code itself, ...): then no test of the run
+  passes.
 
 The runner makes itself non-dumpable first, so no child can read its memory (the
 tokens, which test is the check) or take its descriptors through ``/proc`` or ptrace.
@@ -24,6 +27,7 @@ never imported by engram itself.
 
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import select
@@ -34,16 +38,24 @@ import time
 
 PR_SET_DUMPABLE = 4
 REPORT_LIMIT = 4 * 1024 * 1024  # bytes read from one child's report pipe
-HARNESS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "engram_verdict.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+HARNESS = os.path.join(HERE, "engram_verdict.py")
+
+
+def _load_check():
+    """``engram_check.py`` beside this file, by path (``-I``: no script dir on the path)."""
+    spec = importlib.util.spec_from_file_location("engram_check",
+                                                  os.path.join(HERE, "engram_check.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+check = _load_check()
 
 
 def _token():
     return os.urandom(16).hex()
-
-
-def _below(k):
-    """A random int in [0, k) from os.urandom (random and secrets cost start-up time)."""
-    return int.from_bytes(os.urandom(8), "big") % k
 
 
 def _undumpable():
@@ -126,24 +138,19 @@ def _lines(report, token):
     return out
 
 
-def _check_assert():
-    a = 2 + _below(10**6)
-    return f"assert {a} == {a + 1 + _below(10**6)}"
-
-
 def run_asserts(job, env, cwd):
     """Each assert group (and the check) in a child started without ``site`` (most of a
     start-up here): the guard is imported by the harness, site-packages given on the path."""
     tests = list(job["tests"])
     path = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), *job.get("site", ())) if p)
     env = {**env, "PYTHONPATH": path}
-    check = _below(len(tests) + 1)
+    copied, check_test, kind = check.assert_check(tests)
     order = [*range(len(tests))]
-    order.insert(check, None)
+    order.insert(check.below((len(tests) if copied is None else copied) + 1), None)
     passed, forged, timed_out = [], False, False
     for index in order:
         token = _token()
-        test = _check_assert() if index is None else tests[index]
+        test = check_test if index is None else tests[index]
         status, late, report = _child([sys.executable, "-S", HARNESS],
                                       f"{token}\n{job['code']}\n{test}", env, cwd,
                                       job["timeout"])
@@ -154,22 +161,61 @@ def run_asserts(job, env, cwd):
         elif ok:
             passed.append(str(index))
     return {"passed": [] if forged else passed, "failed": [], "forged": forged,
-            "timed_out": timed_out}
+            "timed_out": timed_out, "check": kind}
 
 
-def _covers(target, node):
-    target = target.rstrip("/")
-    return node == target or node.startswith((target + "::", target + "[", target + "/"))
+def _constant_check(cwd, first):
+    """The last resort: a file of one failing test beside the first target's file."""
+    folder = os.path.join(cwd, os.path.dirname(first.split("::")[0]))
+    if not os.path.isdir(folder) or not os.path.realpath(folder).startswith(
+            os.path.realpath(cwd)):
+        folder = cwd
+    while True:
+        name = f"test_{os.urandom(4).hex()}"
+        path = os.path.join(folder, name + ".py")
+        if not os.path.exists(path):
+            break
+    a = 2 + check.below(10**6)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"def {name}():\n    assert {a} == {a + 1 + check.below(10**6)}\n")
+    node = f"{os.path.relpath(path, cwd)}::{name}"
+    return {"file": None, "check": node, "original": None, "name": None, "target": None,
+            "kind": "constant"}
 
 
 def run_pytest(job, env, cwd):
-    check = job["check"]
-    check_file = check.split("::")[0]
+    """Each target in a pytest process of its own, and the check in one more, at a
+    random place among them."""
+    targets = list(job["targets"])
+    plan = check.pytest_check(targets, cwd)
+    if plan is None:
+        plan = _constant_check(cwd, targets[0])
+    else:
+        with open(os.path.join(cwd, plan["file"]), "w", encoding="utf-8") as handle:
+            handle.write(plan["source"])
+    try:
+        return _pytest_children(job, env, cwd, targets, plan)
+    finally:  # the test file as it was (the check's file gone)
+        if plan["file"] is None:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(cwd, plan["check"].split("::")[0]))
+        else:
+            with open(os.path.join(cwd, plan["file"]), "w", encoding="utf-8") as handle:
+                handle.write(plan["pristine"])
+
+
+def _pytest_children(job, env, cwd, targets, plan):
+    order = [*range(len(targets))]
+    order.insert(check.below(len(targets) + 1), None)
     passed, failed, forged, timed_out = set(), set(), False, False
-    for target in job["targets"]:
+    for index in order:
         token = _token()
-        nodes = [target]
-        nodes.insert(_below(2), check)
+        if index is None:
+            nodes = [plan["check"]] if plan["target"] is None else \
+                check.argv(targets[plan["target"]], plan, True)
+        else:
+            nodes = [targets[index]] if plan["name"] is None else \
+                check.argv(targets[index], plan, False)
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 "-p", "engram_verdict", "--maxfail=0", "--rootdir", cwd, *nodes]
         status, late, report = _child(argv, token, env, cwd, job["timeout"])
@@ -178,20 +224,27 @@ def run_pytest(job, env, cwd):
         good = status in (0, 1) and not late and any(kind == "done" for kind, _ in lines)
         ran = False
         for kind, node in lines:
-            if _covers(check_file, node):
+            if check.is_test(plan["check"], node):
                 forged |= kind == "pass"
-            elif kind == "pass" and good and _covers(target, node):
+                continue
+            if index is None:
+                continue
+            target = targets[index]
+            node = node if plan["name"] is None else check.as_reported(node, plan)
+            if not check.covers(target, node):
+                continue
+            if kind == "pass" and good:
                 passed.add(node)
                 ran = True
             elif kind == "fail":
                 failed.add(node)
                 ran = True
-        if not good or not ran:
-            failed.add(target)
+        if index is not None and (not good or not ran):
+            failed.add(targets[index])
     if forged:
-        passed, failed = set(), set(job["targets"])
+        passed, failed = set(), set(targets)
     return {"passed": sorted(passed), "failed": sorted(failed), "forged": forged,
-            "timed_out": timed_out}
+            "timed_out": timed_out, "check": plan["kind"]}
 
 
 def main():

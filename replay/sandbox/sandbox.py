@@ -17,8 +17,10 @@ each test in a child of its own (``_verdict.py``: one assert group, or one pytes
 and sends the verdicts on a pipe only it holds, headed by a nonce the host gave it. A
 child's test passes only if it writes back the one-time token it was handed before any
 tested code ran, after the test, and exits normally; and no test of a run passes if the
-run's check test passes (one that fails for any code, slipped in at a random place:
-passing it means the reports were forged).
+run's check test passes: a real test of the run with one expected value changed
+(``_check.py``: an assert group, or a copy of a target's test beside it, renamed alike),
+which fails for any code that passes the original, so passing it means the reports
+were forged.
 
 What this rules out: exiting early with any status (``os._exit(0)``, ``sys.exit(0)``),
 crashing, hanging; writing pass lines to every descriptor; calling, finding (``gc``)
@@ -29,11 +31,14 @@ passes. What it cannot rule out, since the tests run in the tested code's own pr
 code that special-cases the tests' inputs (or reads the tests and returns what they
 expect); values that lie about themselves (an ``__eq__`` that is always true); code that
 changes how the statement calling it runs (a trace function set during the call that
-jumps past the assert, builtins rebound during the call); and code written against this
-harness that tells the check test from the real ones (by its text or its file) and
-forges only the others. One that forges without telling them apart escapes only by
-missing the check: forging m of n asserts, with probability (n + 1 - m) / (n + 1); in a
-pytest run, 1/2 per target (the check is beside each). In the weak sandbox run as root,
+jumps past the assert, builtins rebound during the call); code that knows the right
+answer; code that keeps state across the run's processes (an asserts run puts the check
+before the group it copies, so such code can hold back only on that group); and the
+fallback checks, when no test has a top-level ``assert X == literal``: ``assert not (X)``,
+else the constant ``assert a == b`` in a file of its own, which code can tell by its
+text. One that forges without telling them apart escapes only by missing the check:
+forging m of a run's n + 1 children (assert groups or pytest processes, the check's
+among them), with probability (n + 1 - m) / (n + 1). In the weak sandbox run as root,
 a child may read the runner's memory (root may trace any process), and with it which
 test is the check. Defaults follow DevEval's harness: 60 s per test, a 5 GB memory cap.
 """
@@ -63,6 +68,7 @@ from memory.jail.limits import limited
 
 VERDICT = Path(__file__).with_name("_verdict.py")
 RUNNER = Path(__file__).with_name("_runner.py")
+CHECK = Path(__file__).with_name("_check.py")
 IGNORED = shutil.ignore_patterns(".git", ".venv", "venv", "node_modules", "__pycache__",
                                  ".pytest_cache", "*.pyc")
 OUTPUT_LIMIT = 20_000  # characters of stdout/stderr kept per run
@@ -92,6 +98,7 @@ class RunResult:
     failed: frozenset[str] = frozenset()  # ids the runner saw fail (or show no verdict)
     expected: tuple[str, ...] | None = None  # the ids a verdict run must see pass
     forged: bool = False  # the run's check test passed: the reports were forged
+    check: str = ""  # the check's kind: "literal", "negated" or "constant" (engram_check)
 
     @property
     def ok(self) -> bool:
@@ -209,6 +216,7 @@ class Sandbox:
         shutil.copyfile(GUARD, self.root / "guard" / "sitecustomize.py")
         shutil.copyfile(VERDICT, self.root / "guard" / "engram_verdict.py")
         shutil.copyfile(RUNNER, self.root / "guard" / "engram_runner.py")
+        shutil.copyfile(CHECK, self.root / "guard" / "engram_check.py")
         for rel, text in (files or {}).items():
             self.write(rel, text)
 
@@ -303,17 +311,18 @@ class Sandbox:
         runner saw every target pass."""
         if not targets:
             raise ValueError("no tests to run")
-        check = self._write_check(targets[0])
+        saved = {rel: self.read(rel) for rel in _test_files(targets, self.work)}
         try:
-            result, found = self._verdicts({"mode": "pytest", "targets": list(targets),
-                                            "check": check}, len(targets))
-        finally:
-            with contextlib.suppress(OSError):
-                (self.work / check.split("::")[0]).unlink()
+            result, found = self._verdicts({"mode": "pytest", "targets": list(targets)},
+                                           len(targets) + 1)
+        finally:  # the runner rewrote one of them (the check beside a test) or added one
+            for rel, text in saved.items():
+                self.write(rel, text)
         if found is None:
             return _with(result, passed=set(), failed=set(targets), expected=tuple(targets))
         return _with(result, passed=set(found["passed"]), failed=set(found["failed"]),
-                     expected=tuple(targets), forged=found["forged"])
+                     expected=tuple(targets), forged=found["forged"],
+                     check=str(found.get("check", "")))
 
     def asserts(self, code: str, tests: list[str]) -> RunResult:
         """CodeIF-Bench's harness: ``code`` as a module, then one assert group of ``tests``
@@ -326,7 +335,7 @@ class Sandbox:
         if found is None:
             return _with(result, passed=set(), failed=set(), expected=None)
         return _with(result, passed={str(i) for i in found["passed"]}, failed=set(),
-                     expected=None, forged=found["forged"])
+                     expected=None, forged=found["forged"], check=str(found.get("check", "")))
 
     def _verdicts(self, job: dict, children: int) -> tuple[RunResult, dict | None]:
         """Run the runner on ``job``; (the run, its result or None). Each child has the
@@ -341,22 +350,6 @@ class Sandbox:
         if found is not None and found.get("timed_out"):
             result = dataclasses.replace(result, timed_out=True)
         return result, found
-
-    def _write_check(self, first: str) -> str:
-        """The check test, a file of one failing test beside the first target's file (its
-        conftest applies); its node id."""
-        target = (self.work / first.split("::")[0]).resolve()
-        folder = target if target.is_dir() else target.parent
-        if not folder.is_relative_to(self.work) or not folder.is_dir():
-            folder = self.work
-        while True:
-            name = f"test_{secrets.token_hex(4)}"
-            path = folder / f"{name}.py"
-            if not path.exists():
-                break
-        a = secrets.randbelow(10**6) + 2
-        path.write_text(f"def {name}():\n    assert {a} == {a + secrets.randbelow(10**6) + 1}\n")
-        return f"{path.relative_to(self.work).as_posix()}::{name}"
 
     def close(self) -> None:
         self._dir.cleanup()
@@ -374,7 +367,19 @@ def _site_packages() -> list[str]:
     return [p for p in site.getsitepackages() if Path(p).is_dir()]
 
 
+def _test_files(targets: tuple[str, ...], work: Path) -> list[str]:
+    """The test files the targets name (the runner may rewrite one)."""
+    out = []
+    for target in targets:
+        rel = target.split("::")[0]
+        with contextlib.suppress(SandboxError):
+            if rel.endswith(".py") and _inside(work, rel).is_file():
+                out.append(rel)
+    return list(dict.fromkeys(out))
+
+
 def _with(result: RunResult, *, passed: set[str], failed: set[str],
-          expected: tuple[str, ...] | None, forged: bool = False) -> RunResult:
+          expected: tuple[str, ...] | None, forged: bool = False,
+          check: str = "") -> RunResult:
     return dataclasses.replace(result, passed=frozenset(passed), failed=frozenset(failed),
-                               expected=expected, forged=forged)
+                               expected=expected, forged=forged, check=check)

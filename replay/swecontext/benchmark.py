@@ -4,13 +4,14 @@ built from a repository's target functions (``build``)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replay.benchmark import BaseBenchmark, BuildRequest, Probe, Tick
+from replay.benchmark import BaseBenchmark, BuildRequest, Probe, Tick, options_of
 from replay.core.errors import SourceError
 from replay.core.window import answer_llm
 from replay.sandbox.sandbox import mode as sandbox_mode
@@ -50,6 +51,21 @@ class SWEContextBenchmark(BaseBenchmark):
     def owns(self, source: Any) -> bool:
         return isinstance(source, ExperienceSet)
 
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        group = parser.add_argument_group("SWE-ContextBench task chains")
+        group.add_argument("--experience-settings", default=None, metavar="A,B",
+                           help="task-chain sources: which of SWE-ContextBench's settings to "
+                                "run (none, free, oracle, free-summary, oracle-summary; "
+                                "default all)")
+
+    def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        from replay.swecontext.experience_run import check_settings
+
+        given = args.experience_settings
+        chosen = check_settings([s.strip() for s in given.split(",") if s.strip()]) \
+            if given else SETTINGS
+        return {"settings": list(chosen)}
+
     def prepared(self, source: Any) -> bool:
         return True
 
@@ -66,7 +82,8 @@ class SWEContextBenchmark(BaseBenchmark):
         """Experience tasks, then the related tasks under each setting; one ledger for the
         pair's answers and memory operations, the summaries' tokens apart."""
         config = replay.config
-        chosen = SETTINGS if config.experience_settings is None else config.experience_settings
+        given = options_of(config, self.name).get("settings")
+        chosen = SETTINGS if given is None else tuple(given)
         llm = answer_llm(config.model, config.window)
         summary_llm = answer_llm(config.model, config.window)
         total = len(source.experience) + len(source.related) * len(chosen)
@@ -109,6 +126,11 @@ class SWEContextBenchmark(BaseBenchmark):
         path.write_text(json.dumps(as_json(chains), indent=2) + "\n")
         return [f"{len(chains.experience)} experience tasks, {len(chains.related)} related "
                 f"tasks: {path}"]
+
+    def summary(self, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+        from replay.swecontext._experience_report import experience_rows
+
+        return {"experience": experience_rows(pairs)}
 
     def report(self, summary: dict[str, Any]) -> list[Any]:
         from replay.reporting.report import _table

@@ -173,3 +173,27 @@ async def test_the_agent_stops_a_looping_answer_of_the_real_model(model, make_ag
     assert turn.usage.get("answer").completion_tokens < 400
     record = read_transcript(agent.transcript.path).of_type("turn")[-1]
     assert record["meta"]["stopped"]["times"] >= 3
+
+
+def test_an_enum_of_quoted_statements_makes_a_grammar_the_model_keeps(model):
+    """A statement with quotes or a backslash among the choices (LoCoMo's turns: `Ana
+    said, "..."`) is a valid grammar literal, and the model writes one of the choices."""
+    said = ['Ana said, "Hey Ben, long time no talk!"', "a path C:\\tmp", "plain"]
+    schema = obj({"fact": {"type": "string", "enum": said}})
+    fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+    messages = [{"role": "system", "content": "Answer in JSON."},
+                {"role": "user", "content": "Pick the greeting."}]
+    out = model.generate(messages, {"max_tokens": 60, "temperature": 0.0,
+                                    "response_format": fmt})
+    assert json.loads(out.text)["fact"] in said
+
+
+def test_grammar_literals_escape_backslashes():
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    from memory.local.model import escape_backslashes
+
+    escape_backslashes()
+    escape_backslashes()  # once is enough: a second call changes nothing
+    gbnf = json_schema_to_gbnf(json.dumps({"enum": ['say "hi"', "a\\b"]}))
+    assert r'"\"say \\\"hi\\\"\""' in gbnf and r'"\"a\\\\b\""' in gbnf

@@ -21,8 +21,10 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from memory.fences import blocks, fenced
+
 ANSWER_WORDS = 1500  # a long repository answer: about 2-3K tokens of code and prose
-BLOCK = re.compile(r"(?:^# (?P<loc>[^\n`]+)\n)?^```python\n(?P<code>.*?)\n```", re.M | re.S)
+LOCATION = re.compile(r"^# (?P<loc>[^\n`]+)$")
 NAMED = re.compile(r"`([^`\s]+)`")
 OPENING = "Here is the code in front of me that bears on this, and what each part does."
 CLOSING = "That is what the code shows; say when you want me to write the function itself."
@@ -49,10 +51,14 @@ class Shown:
 def shown_code(system: str) -> list[Shown]:
     """Every fenced Python block of ``system`` once, in the order shown."""
     seen: dict[str, Shown] = {}
-    for match in BLOCK.finditer(system):
-        code = match.group("code").rstrip()
+    lines = system.splitlines()
+    for block in blocks(system):
+        if block.info != "python":
+            continue
+        code = block.text.rstrip()
+        header = LOCATION.match(lines[block.start - 1]) if block.start else None
         if code.strip() and code not in seen:
-            seen[code] = Shown((match.group("loc") or "").strip(), code)
+            seen[code] = Shown(header.group("loc").strip() if header else "", code)
     return list(seen.values())
 
 
@@ -76,7 +82,7 @@ def answer(system: str, question: str, words: int = ANSWER_WORDS) -> str:
     parts, used = [OPENING], len(OPENING.split()) + len(CLOSING.split())
     for block in ordered:
         header = f"# {block.where}\n" if block.where else ""
-        part = f"{header}```python\n{block.code}\n```\n{explain(block)}"
+        part = f"{header}{fenced(block.code, 'python')}\n{explain(block)}"
         size = len(part.split())
         if used + size > words:
             continue

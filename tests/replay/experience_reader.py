@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from replay.locoeval.prepare import find_function
+from replay.locoeval.tasks import answer_with
 from replay.swecontext.experience import ExperienceSet, Task
 
 DEVELOPER = re.compile(r"^Developer: (.*?)(?=\nAssistant: |\Z)", re.M | re.S)
@@ -47,7 +48,7 @@ class ExperienceReader:
                 needed = task.needs if task.depends_on else task.facts
                 if all(norm(fact) in prompt for fact in needed):
                     self.written.append((task.id, "code"))
-                    return f"```python\n{self.original(task)}\n```"
+                    return answer_with(self.original(task))
                 self.written.append((task.id, "stub"))
                 name = task.function.split(".")[-1]
                 params = task.signature.split("(", 1)[1].rsplit(")", 1)[0]

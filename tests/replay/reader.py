@@ -1,5 +1,8 @@
 """A context-reading scripted model (tests only): it can say only what its prompt holds.
 
+It is given the outlines as the run's voice says them (``replay.locoeval.voice.voiced``):
+it recognises an item by what was said, not by the builder's wording.
+
 Unlike a model that answers from the test's own knowledge, this one makes the
 information flow through the context the backend built:
 
@@ -33,7 +36,7 @@ from typing import Any
 
 from replay.locoeval.outline import Item, Outline, Sample
 from replay.locoeval.prepare import find_function
-from replay.locoeval.tasks import TOPICS_QUERY
+from replay.locoeval.tasks import TOPICS_QUERY, answer_with
 from tests.asked import asked
 from tests.replay.answers import ANSWER_WORDS, answer
 
@@ -42,6 +45,7 @@ MARKER = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 OPENER = re.compile(r"^(?:Next|Another thing|Now|Also|Moving on|To recap|Recap|"
                     r"Quick recap before we go on)[:,]\s*", re.I)
 NAMED = re.compile(r"`([A-Za-z_][\w.]*)`")
+CODE = re.compile(r"`([\w/.]+(?:::[\w.]+)?)`")  # a location or name, as cards' facts carry
 DEVELOPER = re.compile(r"^(?:\[turn \d+\]\s)?[Dd]eveloper: (.*?)"
                        r"(?=\n(?:\[turn \d+\]\s)?[Aa]ssistant: |\n\[turn |\n\n|\Z)", re.M | re.S)
 ASSISTANT = "You are engram, a coding assistant"  # memory/agent.py's SYSTEM_PROMPT
@@ -74,7 +78,13 @@ class ContextReader:
 
     def __init__(self, outlines: list[Outline], repo: Path,
                  answer_words: int = ANSWER_WORDS) -> None:
-        self.outlines = outlines
+        self.outlines = outlines  # as said: voiced as the run voices them (locoeval.voice)
+        # what the mock user said as items: a question-shaped request states its item too
+        self.items_said = {norm(i.text) for o in outlines for i in o.items.values()}
+        # the code names of each item as said (a model sees them bare or quoted alike):
+        # the builder's backticked names, in the order the item says them
+        self.names_said = {i.text: said_names(i) for o in outlines for i in o.items.values()
+                           if i.as_built}
         self.repo = repo
         self.answer_words = answer_words  # cap of a conversation answer (0: "Noted.")
         self.decisions: list[tuple[str, str]] = []  # (sample namespace, "code" | "stub")
@@ -120,8 +130,8 @@ class ContextReader:
     def extract(self, sample: Sample, prompt: str) -> str:
         name = sample.function.split(".")[-1]
         pattern = re.compile(rf"\b{re.escape(name)}\b")
-        lines = [line for line in prose_lines(prompt)
-                 if pattern.search(line) and line.endswith(".") and " " in line]
+        lines = [line for line in prose_lines(prompt) if pattern.search(line) and " " in line
+                 and (line.endswith(".") or norm(line) in self.items_said)]
         listed = "\n".join(f"- {t}" for t in dict.fromkeys(lines))
         return f"Here is what we settled about `{name}`:\n{listed}" if listed else \
             f"We have not settled anything about `{name}`."
@@ -138,7 +148,7 @@ class ContextReader:
         body = norm("\n".join(code.splitlines()[1:]))
         if (body and body in said) or settled(sample, said):
             self.decisions.append((sample.namespace, "code"))
-            return f"```python\n{code}\n```"
+            return answer_with(code)
         self.decisions.append((sample.namespace, "stub"))
         name = sample.function.split(".")[-1]
         params = sample.signature.split("(", 1)[1].rsplit(")", 1)[0] if "(" in \
@@ -160,7 +170,7 @@ class ContextReader:
             user = last.split("\nAssistant:", 1)[0].removeprefix("Developer: ")
             facts = [line for line in prose_lines(user) if 12 < len(line) <= 300][:5]
             return json.dumps({"facts": [
-                {"text": f, "locations": re.findall(r"`([\w/.]+(?:::[\w.]+)?)`", f)[:2]}
+                {"text": f, "locations": self.names_said.get(f, CODE.findall(f))[:2]}
                 for f in facts]})
         if system.startswith("You decide which memory"):  # cards' LLM judge: neutral
             return json.dumps({"no_context_action": "read the code",
@@ -229,6 +239,17 @@ class ContextReader:
                 return json.dumps({"call": {"function": "archival_memory_insert",
                                             "content": fact, "request_heartbeat": True}})
         return json.dumps({"call": {"function": "answer"}})
+
+
+def said_names(item: Item) -> list[str]:
+    """The builder's backticked names of ``item`` in the order its text (as said) names
+    them, as whole names."""
+    found = {}
+    for name in set(CODE.findall(item.built)):
+        hit = re.search(rf"(?<![\w/.]){re.escape(name)}(?![\w/])", item.text)
+        if hit:
+            found[name] = hit.start()
+    return sorted(found, key=found.__getitem__)
 
 
 def position(item: Item, said: str) -> int:

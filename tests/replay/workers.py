@@ -12,6 +12,7 @@ from typing import Any
 
 from replay.locoeval import DEMO
 from replay.locoeval.prepare import find_function
+from replay.locoeval.tasks import answer_with
 
 
 def _original(path: str, qualname: str) -> str:
@@ -25,7 +26,7 @@ def demo_reply(messages: list[dict[str, Any]]) -> str:
     last = messages[-1]["content"]
     match = re.match(r"Write the complete function `([\w.]+)` for `([\w/.]+)`", last)
     if match:
-        return f"```python\n{_original(match.group(2), match.group(1))}\n```"
+        return answer_with(_original(match.group(2), match.group(1)))
     return "Noted."
 
 

@@ -68,7 +68,7 @@ class Inspector(VerticalScroll):
         for block in (n for n in notes or [] if isinstance(n, NoteBlock)):
             lines.append(f"\n[b]{self._esc(block.title)}[/b]")
             lines += [f"  {self._esc(line)}" for line in block.lines]
-        for kind in ("system", "history", "memory", "repo", "task", "calls"):
+        for kind in ("system", "instructions", "history", "memory", "repo", "task", "calls"):
             group = kinds.get(kind, [])
             if not group:
                 continue
@@ -76,7 +76,7 @@ class Inspector(VerticalScroll):
             lines.append(f"\n[b]{kind}[/b]  {len(group)} · {tokens} tok")
             for s in group:
                 preview = " ".join(str(s.get("text", "")).split())[:PREVIEW_CHARS]
-                source = str(s["source"])
+                source = str(s["source"]).removeprefix("instructions:")  # its file
                 if len(source) > SOURCE_CHARS:  # one line per section: the tokens never wrap
                     source = "…" + source[-(SOURCE_CHARS - 1):]
                 pin = "📌" if s.get("pinned") else "  "  # the developer pinned it (F4, p)

@@ -35,6 +35,8 @@ class StatusBar(Static):
     """Memory updates skipped or failed ("memory: 2 skipped"); "" when all went through."""
     acting: reactive[str] = reactive("")
     """What the model is not offered, when it is limited ("answers from the code")."""
+    instructions: reactive[str] = reactive("")
+    """The project's instructions passing the window ("instructions over by 1,200 tok")."""
     note: reactive[str] = reactive("")
     """A short state note (indexing progress, catching up)."""
 
@@ -51,6 +53,8 @@ class StatusBar(Static):
             parts.append(f"${self.cost:.4f}")
         if self.memory:
             parts.append(f"⚠ {self.memory}")
+        if self.instructions:
+            parts.append(f"⚠ {self.instructions}")
         if self.note:
             parts.append(self.note)
         return " │ ".join(parts)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from memory.backends.cards.graph import Node, subject_key
 from memory.backends.cards.score import Judgment
 from memory.backends.cards.text import HEAD, LABELS
+from memory.fences import fenced
 
 LEVELS = ("full", "short", "minimal")
 ACTION_VERBS = ("inspect", "read", "open", "search", "check", "update", "fix", "call", "run",
@@ -136,7 +137,7 @@ def compile_card(node: Node, judgment: Judgment, utility: float,
         shown = "\n".join(lines[:EVIDENCE_LINES]) + ("\n# ..." if len(lines) > EVIDENCE_LINES
                                                      else "")
         trigger = f"when you continue the work on {where or 'this code'}"
-        evidence = f"latest version from {node.source}:\n```python\n{shown}\n```"
+        evidence = f"latest version from {node.source}:\n{fenced(shown, 'python')}"
         brief = f"{lines[0].strip() if lines else where} (latest version, {node.source})"
         failure = "the answer starts over and loses the changes already agreed." + revision
     elif node.type == "failure":
@@ -158,7 +159,7 @@ def compile_card(node: Node, judgment: Judgment, utility: float,
         shown = "\n".join(lines[:EVIDENCE_LINES]) + ("\n# ..." if len(lines) > EVIDENCE_LINES
                                                      else "")
         trigger = f"when the request needs {where}"
-        evidence = f"```python\n{shown}\n```"
+        evidence = fenced(shown, "python")
         brief = lines[0].strip() if lines else where
         origin = max(origin, node.tokens)
         failure = "the answer guesses the signature or behaviour of existing code."

@@ -30,6 +30,7 @@ from memory.backends.base import BackendEnv, Digest, render_chunk
 from memory.backends.codemem.context import CodeBlock, retrieve_new, select
 from memory.backends.codemem.session import Conflict, Draft, SessionBlock, SessionMemory
 from memory.backends.codemem.syntax import code_blocks, external_calls
+from memory.fences import fenced
 from memory.lenient_json import MalformedJSON
 from memory.listing import listed
 from memory.llm import LLMError
@@ -159,7 +160,7 @@ class CodeMemBackend:
     async def modification_note(self, block: SessionBlock, query: str) -> str:
         return await self._sentence(
             MODIFY_PROMPT,
-            f"Latest version of `{block.function}`:\n```python\n{block.code}\n```\n\n"
+            f"Latest version of `{block.function}`:\n{fenced(block.code, 'python')}\n\n"
             f"New instruction: {query}")
 
     async def change_note(self, draft: Draft, instruction: str) -> str:
@@ -201,7 +202,7 @@ class CodeMemBackend:
             sections.append(self._section(
                 "memory", f"codemem:{function}#{latest.number}",
                 f"Latest version of `{function}` (turn {latest.turn}, instruction: "
-                f"{latest.instruction!r}; {latest.note})\n```python\n{latest.code}\n```"))
+                f"{latest.instruction!r}; {latest.note})\n{fenced(latest.code, 'python')}"))
             note = await self.modification_note(latest, query)
             if note:
                 sections.append(self._section("memory", f"codemem:note:{function}",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.chunks import _parser
+from memory.fences import blocks
 
 STATEMENTS = frozenset({
     "function_definition", "class_definition", "decorated_definition", "if_statement",
@@ -27,12 +28,13 @@ STATEMENTS = frozenset({
     "assignment", "augmented_assignment", "return_statement", "raise_statement",
     "import_statement", "import_from_statement",
 })
-_FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.S | re.I)
+PYTHON_INFOS = ("", "python", "py", "python3")  # a block's info string, casefolded
 
 
 def code_blocks(answer: str) -> list[str]:
-    """Python code in a model's answer: fenced blocks, else the answer if it parses as code."""
-    fenced = [m.group(1).strip("\n") for m in _FENCE.finditer(answer)]
+    """Python code in a model's answer: fenced blocks (CommonMark's fences: a docstring's
+    own fenced examples stay in their block), else the answer if it parses as code."""
+    fenced = [b.text.strip("\n") for b in blocks(answer) if b.info.casefold() in PYTHON_INFOS]
     if fenced:
         return fenced
     tree = _parser().parse(answer.encode())

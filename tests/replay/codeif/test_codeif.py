@@ -87,9 +87,11 @@ def test_the_sandbox_has_the_benchmarks_linters():
 
 def test_test_timeout_is_honoured_for_iterative_tasks():
     config = _config(build_parser().parse_args(["x.jsonl", "--test-timeout", "1.5"]))
-    assert config.iterative_limits.timeout == 1.5 and config.limits.timeout == 1.5
+    assert config.benchmark_options["codeif"]["test_timeout"] == 1.5
+    assert config.limits.timeout == 1.5
     default = _config(build_parser().parse_args(["x.jsonl"]))
-    assert default.iterative_limits.timeout == 10.0 and default.limits.timeout == 60.0
+    assert default.benchmark_options["codeif"]["test_timeout"] == 10.0
+    assert default.limits.timeout == 60.0
     task = Iterative("loop", (Step("spin", ("assert spin() == 1",)),))
     started = time.monotonic()
     graded = grade_turn(task, 0, "```python\ndef spin():\n    while True:\n        pass\n```",
@@ -142,8 +144,10 @@ async def test_a_replay_grades_iterative_turns_in_the_chosen_mode(tmp_path, scri
     script.push("```python\ndef f():\n    return 1\n```", "Because.",
                 "```python\ndef f():\n    return 2\n```")
     config = ReplayConfig(backends=["full"], model="scripted/t", out=tmp_path / "run",
-                          max_tokens=64, iterative=IterativeOptions("cumulative", "codeif"),
-                          iterative_limits=LIMITS)
+                          max_tokens=64,
+                          benchmark_options={"codeif": {"mode": "cumulative",
+                                                        "prepare": "codeif",
+                                                        "test_timeout": LIMITS.timeout}})
     replay = Replay(config, embedder=embedder)
     try:
         pairs = await replay.run(load_source(path))

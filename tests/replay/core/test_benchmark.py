@@ -10,7 +10,7 @@ import pytest
 
 from replay import benchmark
 from replay.benchmark import BUILTINS, Benchmark, BenchmarkError, Benchmarks
-from replay.cli.command import main
+from replay.cli.command import build_parser, main
 from replay.core.sources import load_source
 from replay.locoeval import DEMO
 
@@ -18,7 +18,7 @@ TOY = '''
 from dataclasses import dataclass
 from pathlib import Path
 
-from replay.benchmark import BaseBenchmark
+from replay.benchmark import BaseBenchmark, options_of
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,23 @@ class ToyBenchmark(BaseBenchmark):
     def owns(self, source):
         return isinstance(source, ToySet)
 
+    def add_arguments(self, parser):
+        parser.add_argument_group("toy").add_argument(
+            "--toy-hint", default="", help="toy: a hint added to every question")
+
+    def options(self, args):
+        return {"hint": args.toy_hint} if args.toy_hint else {}
+
+    def summary(self, pairs):
+        rows = [p["toy"] for p in pairs if p.get("toy")]
+        return {"toy": {"hits": sum(r["hits"] for r in rows)}} if rows else {}
+
     async def drive(self, replay, source, name, repo, result, tick):
         agent = replay.agent(source, name, repo)
         hits = 0
+        hint = options_of(replay.config, self.name).get("hint", "")
         for n, question in enumerate(source.questions):
-            turn = await agent.ask(question)
+            turn = await agent.ask(f"{question} {hint}".strip())
             if question == "boom":
                 raise RuntimeError("the drive broke after its agent answered")
             hits += "42" in turn.assistant
@@ -55,7 +67,10 @@ class ToyBenchmark(BaseBenchmark):
 
     def report(self, summary):
         from rich.text import Text
-        return [Text("toy benchmark: " + str(summary["pairs"]) + " pairs")]
+        said = [Text("toy benchmark: " + str(summary["pairs"]) + " pairs")]
+        if "toy" in summary:
+            said.append(Text("toy hits: " + str(summary["toy"]["hits"])))
+        return said
 
     def build(self, request):
         files = sorted(p.name for p in Path(request.repo).glob("*.py"))
@@ -129,6 +144,25 @@ def test_a_third_party_benchmark_runs_end_to_end(toy_installed, tmp_path, script
     assert "toy benchmark: 2 pairs" in capsys.readouterr().out
     names = sorted(p.name for p in (out / "conversations").iterdir())
     assert names == ["quiz__empty.jsonl", "quiz__full.jsonl"]
+
+
+def test_a_third_party_benchmark_brings_its_option_and_report_section(toy_installed, tmp_path,
+                                                                     script, capsys):
+    """Its CLI option reaches its drive through the run's config (as a value), its rows
+    reach results.json and its section the report: nothing of it in the core."""
+    source = tmp_path / "quiz.toy"
+    source.write_text("What is six times seven?\n")
+    script.default = lambda messages: ("It is 42." if "(think)" in messages[-1]["content"]
+                                       else "No idea.")
+    out = tmp_path / "run"
+    assert main([str(source), "--backends", "empty", "--model", "scripted/t", "--out",
+                 str(out), "--max-tokens", "64", "--toy-hint", "(think)"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["runs"][0]["toy"] == {"asked": 1, "hits": 1}
+    assert results["toy"] == {"hits": 1} and results["config"]["toy_hint"] == "(think)"
+    shown = capsys.readouterr().out
+    assert "toy hits: 1" in shown
+    assert "--toy-hint" in build_parser().format_help()  # listed with the others
 
 
 def test_a_benchmark_that_cannot_load_is_a_clear_error(tmp_path, monkeypatch):

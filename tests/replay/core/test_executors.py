@@ -168,10 +168,11 @@ def test_a_pair_of_several_conversations_lands_whole_from_ray(tmp_path, script, 
     chains = [load_experience(DEMO / "experience" / "inventory-chains.json")]
     experience_model()  # this process's scripted model, for the local run
     settings = ("none", "oracle-summary")
+    options = {"swecontext": {"settings": list(settings)}}
     local = run(tmp_path / "local", ["rag"], None, embedder, outlines=chains,
-                experience_settings=settings)
+                benchmark_options=options)
     remote = run(tmp_path / "ray", ["rag"], RayExecutor(worker_setup=experience_model),
-                 embedder, outlines=chains, experience_settings=settings)
+                 embedder, outlines=chains, benchmark_options=options)
     assert local[0]["error"] is None and remote[0]["error"] is None
     def timeless(value):  # all but wall times
         if isinstance(value, dict):

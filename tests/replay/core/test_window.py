@@ -8,9 +8,10 @@ import json
 import pytest
 
 from memory.llm import FALLBACK_WINDOW
-from replay.cli.command import DEMO, build_parser
+from replay.cli.command import build_parser
 from replay.core.runner import ReplayConfig, ReplayError
 from replay.core.window import UNBOUNDED, answer_llm, window_tokens
+from replay.locoeval import DEMO
 from replay.locoeval.outline import load_outlines
 from replay.reporting.report import summarize
 from tests.replay.answers import NOTHING, answer, shown_code
@@ -132,7 +133,8 @@ def test_full_drops_turns_and_items_in_a_bounded_window(long_runs):
 def test_the_report_puts_fulls_volume_next_to_the_papers(long_runs):
     from rich.console import Console
 
-    from replay.reporting.report import table, volume
+    from replay.locoeval.report import volume
+    from replay.reporting.report import table
 
     [unbounded], [bounded], _ = long_runs
     said = volume(summarize([bounded]))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from replay.cli.command import DEMO, main
+from replay.cli.command import main
+from replay.locoeval import DEMO
 from replay.locoeval.outline import load_outlines
 from tests.replay.workers import demo_reply
 

@@ -61,7 +61,8 @@ async def test_outline_replay_with_the_llm_user_and_judge(tmp_path, outline_file
                                                           embedder):
     script.default = user_reply
     config = ReplayConfig(backends=["rag"], model="scripted/t", out=tmp_path / "run",
-                          mock_user="llm", judge_model="scripted/judge", max_tokens=64)
+                          benchmark_options={"locoeval": {"mock_user": "llm"}},
+                          judge_model="scripted/judge", max_tokens=64)
     replay = Replay(config, embedder=embedder)
     try:
         pairs = await replay.run(load_source(outline_file))

@@ -24,6 +24,7 @@ from replay.locoeval.llmuser import (
     load_reference_queries,
 )
 from replay.locoeval.mockuser import choose_user
+from replay.locoeval.options import LocoevalOptions
 from replay.locoeval.outline import load_outline
 from tests.replay.locoeval.test_llm_roles import user_reply
 
@@ -50,7 +51,8 @@ def test_the_llm_user_is_the_default_unless_the_model_is_the_embedded_one(
 
 def test_the_cli_applies_the_selection(tmp_path: Path) -> None:
     def config(*argv: str) -> Any:
-        return _config(build_parser().parse_args([str(tmp_path / "o.json"), *argv]))
+        made = _config(build_parser().parse_args([str(tmp_path / "o.json"), *argv]))
+        return LocoevalOptions.of(made)
 
     offline = config("--model", "local/smollm2")
     assert (offline.mock_user, offline.mock_user_why, offline.user_model) == \
@@ -62,7 +64,7 @@ def test_the_cli_applies_the_selection(tmp_path: Path) -> None:
     forced = config("--model", "openai/gpt-4o", "--mock-user", "template",
                     "--reference-queries", str(tmp_path / "q.txt"))
     assert (forced.mock_user, forced.mock_user_why) == ("template", "chosen")
-    assert forced.reference_queries == tmp_path / "q.txt"
+    assert forced.references == tmp_path / "q.txt"
     with pytest.raises(ValueError):
         choose_user("robot", "openai/gpt-4o")
 
@@ -139,9 +141,13 @@ def test_the_user_shows_a_seeded_reference(outline_file: Path, script: Any) -> N
 # -- what the results say ----------------------------------------------------------------
 
 
-async def _run(tmp_path: Path, outline_file: Path, embedder: Any, **config: Any) -> dict:
+async def _run(tmp_path: Path, outline_file: Path, embedder: Any, **options: Any) -> dict:
+    """The outline through ``empty``, with LoCoEval's ``options`` (mock user...)."""
+    if options.get("reference_queries") is not None:
+        options["reference_queries"] = str(options["reference_queries"])
     replay = Replay(ReplayConfig(backends=["empty"], model="scripted/t", out=tmp_path / "run",
-                                 max_tokens=64, **config), embedder=embedder)
+                                 max_tokens=64, benchmark_options={"locoeval": options}),
+                    embedder=embedder)
     try:
         return (await replay.run(load_source(outline_file)))[0]
     finally:

@@ -10,11 +10,13 @@ from typing import Any
 import pytest
 
 from memory.llm import LLM, LLMConfig
-from replay.cli.command import DEMO, _config, build_parser
+from replay.cli.command import _config, build_parser
 from replay.core.runner import Replay, ReplayConfig
 from replay.core.sources import load_source
+from replay.locoeval import DEMO
 from replay.locoeval.llmuser import LLMUser
 from replay.locoeval.mockuser import CUES, TemplateUser
+from replay.locoeval.options import LocoevalOptions
 from replay.locoeval.outline import load_outlines
 from tests.replay.locoeval.test_llm_roles import user_reply
 
@@ -94,7 +96,8 @@ async def test_the_llm_user_is_told_which_items_replace_an_earlier_version(scrip
 
 def test_the_cli_takes_the_rate_and_refuses_a_bad_one(tmp_path, capsys):
     def config(*argv: str) -> Any:
-        return _config(build_parser().parse_args([str(tmp_path / "o.json"), *argv]))
+        made = _config(build_parser().parse_args([str(tmp_path / "o.json"), *argv]))
+        return LocoevalOptions.of(made)  # LoCoEval's own options, carried as values
 
     assert config().revision_cues == 0.0  # LoCoEval's condition by default
     assert config("--revision-cues", "0.5").revision_cues == 0.5
@@ -108,7 +111,9 @@ async def test_results_record_the_rate(tmp_path: Path, outline_file: Path, scrip
                                        embedder: Any) -> None:
     script.default = user_reply
     replay = Replay(ReplayConfig(backends=["empty"], model="scripted/t", out=tmp_path / "run",
-                                 max_tokens=64, revision_cues=0.5), embedder=embedder)
+                                 max_tokens=64,
+                                 benchmark_options={"locoeval": {"revision_cues": 0.5}}),
+                    embedder=embedder)
     try:
         row = (await replay.run(load_source(outline_file)))[0]
     finally:

@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from replay.cli.command import DEMO, main
+from replay.cli.command import main
 from replay.core.errors import SourceError
 from replay.core.runner import Replay, ReplayConfig
 from replay.core.sources import load_source
+from replay.locoeval import DEMO
 from replay.longcodeqa.qa import LETTERS, QAError, Question, load_qa, parse_letter
 from replay.reporting.report import summarize, table
 from tests.replay.qa_reader import QAReader

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from replay.cli.command import DEMO, main
+from replay.cli.command import main
+from replay.locoeval import DEMO
 from replay.longcodeqa.qa import LETTERS, load_qa
 from replay.longcodeqa.qa_build import build_questions
 from tests.replay.qa_reader import QAReader

@@ -202,3 +202,69 @@ def test_a_child_cannot_read_or_trace_the_runner():
     lines = set(result.stdout.splitlines())  # printed once per child (the test, the check)
     assert lines == {"refused environ", "refused mem", "refused fd/0", "refused maps",
                      "ptrace -1"}, result.stdout
+
+
+# -- forgeries that tell the old check (`assert A == B` in `test_<hex>.py`) by its text --
+TELLS_THE_CONSTANT_ASSERT = (  # fail a test with no name in it (two numbers), forge others
+    "import os, sys\nframe = sys._getframe()\nwhile frame is not None:\n"
+    "    seen = frame.f_locals\n"
+    "    if 'token' in seen and 'report' in seen:\n"
+    "        if not getattr(seen.get('test'), 'co_names', ('x',)):\n"
+    "            os._exit(1)\n"
+    "        os.write(seen['report'], (seen['token'] + '\\n').encode())\n"
+    "        os._exit(0)\n"
+    "    frame = frame.f_back\n")
+TELLS_THE_CONSTANT_TEST = (  # every test passes, but one of two constants in test_<hex>.py
+    "import inspect, re\nimport _pytest.runner\n"
+    "_real = _pytest.runner.TestReport.from_item_and_call\n"
+    "def _told(item):\n"
+    "    if re.search(r'test_[0-9a-f]{8}\\.py$', str(item.path)):\n"
+    "        return True\n"
+    "    try:\n        text = inspect.getsource(item.function)\n"
+    "    except (OSError, TypeError):\n        return False\n"
+    "    return re.search(r'assert \\d+ == \\d+', text) is not None\n"
+    "def _passing(item, call):\n    report = _real(item, call)\n"
+    "    if call.when == 'call' and not _told(item):\n"
+    "        report.outcome = 'passed'\n        report.longrepr = None\n    return report\n"
+    "_pytest.runner.TestReport.from_item_and_call = staticmethod(_passing)\n")
+
+
+def test_telling_the_old_check_by_its_text_no_longer_passes_the_asserts_harness():
+    result = asserts(TELLS_THE_CONSTANT_ASSERT + WRONG)
+    assert result.check == "literal" and result.forged and result.passed == frozenset()
+    # the same forgery against a run left with the constant check (no assert to copy):
+    # it tells that one and escapes, which is why the check is now a real test
+    plain = ["if f(1) != 2:\n    raise AssertionError", "if f(2) != 4:\n    raise ValueError"]
+    escaped = asserts(TELLS_THE_CONSTANT_ASSERT + WRONG, plain)
+    assert escaped.check == "constant" and escaped.passed == {"0", "1"}
+
+
+def test_telling_the_old_check_by_its_text_no_longer_passes_the_pytest_harness(repo):
+    result = pytest_run(repo, TELLS_THE_CONSTANT_TEST + "def double(x):\n    return 0\n")
+    assert result.check == "literal"
+    assert not result.ok and result.passed == frozenset() and result.forged
+    (repo / "tests" / "test_calc.py").write_text(  # no assert of its own to copy
+        "from pkg.calc import double\n\n\ndef check(value, expected):\n"
+        "    assert value == expected\n\n\ndef test_double():\n    check(double(2), 4)\n")
+    escaped = pytest_run(repo, TELLS_THE_CONSTANT_TEST + "def double(x):\n    return 0\n")
+    assert escaped.check == "constant" and escaped.ok  # the documented gap
+
+
+@pytest.mark.parametrize("forgery", list(PYTEST_FORGERIES.values()),
+                         ids=list(PYTEST_FORGERIES))
+def test_the_check_is_a_twin_of_a_real_test_and_stops_the_five_forgeries(repo, forgery):
+    """The run's check is one of its targets' own tests, copied beside it with one literal
+    changed; both renamed alike. The five pytest forgeries still reach a valid report and
+    are stopped by it, whichever form the target takes (a test, a file, a class)."""
+    (repo / "tests" / "test_calc.py").write_text(
+        "from pkg.calc import double\n\n\nclass TestDouble:\n    def test_two(self):\n"
+        "        assert double(2) == 4\n\n    def test_names(self):\n"
+        "        assert str(double(3)) == '6'\n")
+    wrong = forgery + "def double(x):\n    return 0\n"
+    for target in ("tests/test_calc.py", "tests/test_calc.py::TestDouble",
+                   "tests/test_calc.py::TestDouble::test_names"):
+        result = pytest_run(repo, wrong, target)
+        assert result.check == "literal" and result.forged and not result.ok, target
+    right = pytest_run(repo, "def double(x):\n    return x * 2\n", "tests/test_calc.py")
+    assert right.ok and not right.forged and right.passed == {
+        "tests/test_calc.py::TestDouble::test_two", "tests/test_calc.py::TestDouble::test_names"}

@@ -8,9 +8,10 @@ import json
 import pytest
 from rich.console import Console
 
-from replay.cli.command import DEMO, main
+from replay.cli.command import main
 from replay.core.errors import SourceError
 from replay.core.sources import load_source
+from replay.locoeval import DEMO
 from replay.reporting.report import summarize, table
 from replay.swecontext.experience import SETTINGS, load_experience
 from tests.replay.experience_reader import ExperienceReader

@@ -1,0 +1,185 @@
+"""The turns of a session file fed to a memory backend, from where the last run stopped.
+
+Each session file becomes an engram session of its own in the repository's data dir
+(``sessions/<id>.jsonl``, the store the app and the MCP server read; its session record
+says ``ingested``: the tool, the file, the tool's session id). Its new turns are
+committed there through an ``Agent`` as the app commits its own: the ``turn`` record
+first, then the backend observes it and its ``memory`` records follow. A backend that
+keeps its memory in the process (cards, rag, ...) is caught up on the session's earlier
+turns first (read back from that transcript, nothing written again); a persistent one
+(mem0 with its repository store) already holds them.
+
+A turn is taken once it is closed (the next turn began, or the tool marked its end) or
+the file has been left alone for ``settle`` seconds; the last line of a file still being
+written is left for the next run. After each turn the file's mark moves past it
+(``marks.py``), so an interrupted run loses nothing and repeats nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory.agent import Agent, AgentConfig
+from memory.backends import BackendEnv, registry
+from memory.ingest.marks import HEAD_BYTES, Mark, Marks, identity, same_file
+from memory.llm import LLM
+from memory.redact import redact
+from memory.sessions import READERS, ForeignError, Session, sniff
+from memory.sessions.engram import read_engram
+from memory.transcript import TranscriptWriter, read_transcript, sessions_dir
+from memory.types import Turn
+
+SETTLE = 600.0  # seconds without a write after which a session's last turn is taken
+
+
+@dataclass
+class FileReport:
+    path: Path
+    tool: str
+    turns: int = 0  # taken in this run
+    session: str = ""  # the engram session they went to
+    waiting: int = 0  # turns not closed yet (taken on a later run)
+    skipped: int = 0  # records the reader skipped
+    error: str = ""
+
+
+@dataclass
+class Feeder:
+    """One backend fed from one repository's sessions (``env``: its data dir, index, LLM)."""
+
+    backend: str
+    env: BackendEnv
+    llm: LLM
+    marks: Marks
+    settle: float = SETTLE
+    agents: dict[str, Agent] = field(default_factory=dict)  # engram session -> live agent
+    stopping: Any = None  # an asyncio.Event: set, no further turn is begun (--watch, Ctrl-C)
+
+    def tool_of(self, path: Path, tool: str | None) -> str:
+        found = tool or sniff(path)
+        if found is None and path.suffix == ".jsonl":
+            return "engram"  # engram's own transcript (sniff says None for it)
+        if found is None:
+            raise ForeignError(f"{path}: not a session of Claude Code, Codex, Aider or "
+                               "engram (pass --from to say which)")
+        return found
+
+    def read(self, path: Path, tool: str) -> Session:
+        reader = read_engram if tool == "engram" else READERS[tool]
+        return reader(path, complete_only=True)
+
+    async def feed(self, path: Path, tool: str | None = None) -> FileReport:
+        """Take the new closed turns of ``path`` (``tool``: which wrote it; None: sniffed),
+        under the repository's ingest lock."""
+        with self.marks.locked():
+            return await self._feed(Path(path), tool)
+
+    async def _feed(self, path: Path, tool: str | None) -> FileReport:
+        report = FileReport(path, tool or "")
+        try:
+            report.tool = tool = self.tool_of(path, tool)
+            session = self.read(path, tool)
+        except (ForeignError, OSError) as exc:
+            report.error = str(exc)
+            return report
+        report.skipped = session.skipped
+        mark = self.marks.get(self.backend, path)
+        if mark is not None and not same_file(mark, path):
+            mark = None  # replaced or rewritten: a new file, a new engram session
+        offset = mark.offset if mark is not None else 0
+        settled = time.time() - path.stat().st_mtime >= self.settle
+        todo = [n for n, start in enumerate(session.starts) if start >= offset]
+        ready = []
+        for n in todo:
+            if not (session.closed[n] or settled):
+                break
+            ready.append(n)
+        report.waiting = len(todo) - len(ready)
+        if not ready:
+            report.session = mark.session if mark is not None else ""
+            return report
+        if mark is None:
+            mark = self._new_mark(path, tool, session)
+        agent = await self._agent(mark, path, tool, session)
+        report.session = mark.session
+        for n in ready:
+            if self.stopping is not None and self.stopping.is_set():
+                break
+            turn = self._turn(agent, session, n, path)
+            await agent.commit(turn)
+            end = session.starts[n + 1] if n + 1 < len(session.starts) else session.consumed
+            mark.offset, mark.turns = end, mark.turns + 1
+            mark.head = min(HEAD_BYTES, end)
+            mark.identity = identity(path, mark.head)
+            self.marks.put(mark)
+            report.turns += 1
+        return report
+
+    def _new_mark(self, path: Path, tool: str, session: Session) -> Mark:
+        stat = path.stat()
+        who = hashlib.sha1(f"{path.resolve()}:{stat.st_dev}:{stat.st_ino}".encode()
+                           ).hexdigest()[:8]
+        name = "".join(c if c.isalnum() or c in "-_." else "-" for c in session.id)[:60]
+        session_id = f"ingest-{tool}-{name.strip('-.') or 'session'}-{self.backend}-{who}"
+        return Mark(str(path.resolve()), tool, self.backend, identity(path, 0), 0, 0,
+                    session_id)
+
+    async def _agent(self, mark: Mark, path: Path, tool: str, session: Session) -> Agent:
+        """The agent of ``mark``'s engram session: live from an earlier file of this run
+        (``--watch``), else its backend caught up on the transcript's turns."""
+        live = self.agents.pop(mark.session, None)
+        if live is not None and len(live.turns) == mark.turns:
+            self.agents[mark.session] = live
+            return live
+        if live is not None and live.transcript is not None:  # another ingest added turns
+            live.transcript.close()
+        transcript = sessions_dir(self.env.data_dir or Path(".")) / f"{mark.session}.jsonl"
+        started = transcript.is_file() and transcript.stat().st_size > 0
+        earlier = read_transcript(transcript).turns if started else []
+        env = BackendEnv(llm=self.llm, embedder=self.env.embedder, repo=self.env.repo,
+                         data_dir=self.env.data_dir, session_id=mark.session,
+                         repo_k=self.env.repo_k, options=dict(self.env.options))
+        agent = Agent(registry.create(self.backend, env), self.llm, env, None,
+                      config=AgentConfig())
+        await agent.resume(earlier)  # nothing recorded while catching up
+        agent.transcript = TranscriptWriter(transcript)
+        if not started:
+            agent.record({"type": "session", "id": mark.session,
+                          "repo": str(self.env.repo.root) if self.env.repo else session.repo,
+                          "engram": _version(), "model": self.llm.model,
+                          "backend": self.backend, "started": time.time(),
+                          "ingested": {"tool": tool, "file": str(path.resolve()),
+                                       "session": session.id, "version": session.version}})
+        self.agents[mark.session] = agent
+        return agent
+
+    def _turn(self, agent: Agent, session: Session, n: int, path: Path) -> Turn:
+        now = time.time()
+        return Turn(index=len(agent.turns), user=redact(session.queries[n]),
+                    assistant=redact(session.answer(n)), backend=self.backend,
+                    model=f"{session.tool} {session.version}".strip(), started=now,
+                    finished=now,
+                    meta={"ingested": {"tool": session.tool, "session": session.id,
+                                       "turn": n, "file": str(path.resolve())}})
+
+    def close(self) -> None:
+        for agent in self.agents.values():
+            if agent.transcript is not None:
+                agent.transcript.close()
+        self.agents.clear()
+
+
+def _version() -> str:
+    from memory import __version__
+
+    return __version__
+
+
+def summary(reports: list[FileReport]) -> dict[str, Any]:
+    return {"files": len(reports), "turns": sum(r.turns for r in reports),
+            "waiting": sum(r.waiting for r in reports),
+            "errors": [r.error for r in reports if r.error]}

@@ -1,0 +1,83 @@
+"""LoCoMo (Maharana et al., ACL 2024) as a benchmark: each conversation a source, its
+sessions fed to the backend in order, its questions asked of the memory after the last
+session and scored as LoCoMo's evaluation scores them; ``--reader-free`` builds each
+question's context only, for evidence recall and tokens (no model answers).
+
+The data is the user's own copy of ``data/locomo10.json`` (github.com/snap-research/locomo,
+CC BY-NC 4.0): engram neither ships nor downloads it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from replay.benchmark import BaseBenchmark, Probe, Tick, options_of
+from replay.core.errors import SourceError
+from replay.locomo.data import Conversation, LocomoError, looks_like, read
+
+if TYPE_CHECKING:
+    from memory.agent import Agent
+    from memory.repo import RepoIndex
+    from replay.core.runner import Replay
+
+
+class LocomoBenchmark(BaseBenchmark):
+    name = "locomo"
+
+    def claims(self, probe: Probe) -> int:
+        if probe.is_dir or probe.suffix != ".json":
+            return 0
+        if looks_like(probe.data):
+            return 2
+        # a broken file named like LoCoMo's: ours to say what is wrong with it
+        return 1 if probe.data is None and "locomo" in probe.path.name.lower() else 0
+
+    def load(self, path: Path) -> list[Any]:
+        try:
+            return list(read(path))
+        except LocomoError as exc:
+            raise SourceError(str(exc)) from exc
+
+    def owns(self, source: Any) -> bool:
+        return isinstance(source, Conversation)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        group = parser.add_argument_group("LoCoMo")
+        group.add_argument("--reader-free", action="store_true",
+                           help="LoCoMo: no answers asked of a model; each question's context "
+                                "is built and scored for evidence recall and tokens only")
+
+    def options(self, args: argparse.Namespace) -> dict[str, Any]:
+        return {"reader_free": bool(getattr(args, "reader_free", False))}
+
+    async def drive(self, replay: Replay, source: Conversation, name: str,
+                    repo: RepoIndex | None, result: dict[str, Any], tick: Tick) -> Agent:
+        from replay.locomo.drive import run
+        from replay.locomo.judge import Judge
+
+        reader_free = bool(options_of(replay.config, self.name).get("reader_free"))
+        model = replay.config.judge_model
+        judge = Judge(model) if model and not reader_free else None
+        agent = replay.agent(source, name, repo)
+        result["locomo"] = await run(agent, source, seed=replay.config.seed,
+                                     reader_free=reader_free, judge=judge, tick=tick)
+        if judge is not None:
+            result["judge_model"] = model
+            result["judge_tokens"] = judge.llm.ledger.tokens
+            result["judge_usage"] = judge.llm.ledger.to_dict()
+        return agent
+
+    def summary(self, pairs: list[dict[str, Any]]) -> dict[str, Any]:
+        from replay.locomo.report import summary
+
+        found = summary(pairs)
+        return {"locomo": found} if found else {}
+
+    def report(self, summary: dict[str, Any]) -> list[Any]:
+        from replay.locomo.report import tables
+
+        return tables(summary.get("locomo") or {})
+
+
+BENCHMARK = LocomoBenchmark()

@@ -1,0 +1,260 @@
+"""``engram memory ingest``: Claude Code and Codex sessions (fixtures in the shapes those
+tools write) fed to a backend in the repository's store, incrementally; twice gives the
+same memories; a half-written last line is left and taken the next time; secrets never
+reach the store; ``auto`` finds the sessions where the tools keep them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from memory.ingest import IngestOptions, ingest, open_feeder, watch
+from memory.ingest.feed import Feeder
+from memory.ingest.marks import Marks
+from memory.sessions import read_claude, read_codex
+from memory.sessions.places import claude_project, find
+from tests.conftest import DB, FORMS, make_repo
+
+FIXTURES = Path(__file__).parent / "fixtures" / "sessions"
+SECRETS = ("sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe",
+           "ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def _fixture(name: str, root: Path, dest: Path) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text((FIXTURES / name).read_text().replace("__REPO__", str(root)))
+    return dest
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return make_repo(tmp_path / "repo", {"app/forms.py": FORMS, "app/db.py": DB})
+
+
+def _feeder(repo: Path, data: Path, backend: str = "cards") -> Feeder:
+    return open_feeder(IngestOptions(repo=repo, backend=backend, model="scripted/test",
+                                     data_dir=data,
+                                     backend_options=(("cards_facts", "said"),)
+                                     if backend == "cards" else ()))
+
+
+async def _memories(repo: Path, data: Path, backend: str) -> dict[str, list[str]]:
+    """Each ingested session's memories, read back from the store as a new process would."""
+    feeder = _feeder(repo, data, backend)
+    found = {}
+    for mark in Marks(feeder.env.data_dir).marks.values():
+        agent = await feeder._agent(mark, Path(mark.file), mark.tool, read_claude(
+            Path(mark.file)) if mark.tool == "claude-code" else read_codex(Path(mark.file)))
+        view = getattr(agent.backend, "memory_view", None)
+        texts = [text for text, _ in view()] if view else \
+            [m.text for m in agent.backend.memory_items()]
+        found[mark.session] = sorted(texts)
+    feeder.close()
+    return found
+
+
+def test_the_fixtures_read_as_the_tools_wrote_them(tmp_path):
+    claude = read_claude(_fixture("claude-code.jsonl", tmp_path, tmp_path / "c.jsonl"))
+    assert len(claude.queries) == 4 and all(claude.closed)
+    assert claude.answer(0).endswith("change it to timeout=9.")
+    assert claude.repo == str(tmp_path)
+    assert SECRETS[0] not in claude.queries[1] and "[REDACTED]" in claude.queries[1]
+    codex = read_codex(_fixture("codex-rollout.jsonl", tmp_path, tmp_path / "rollout-x.jsonl"))
+    assert len(codex.queries) == 3 and all(codex.closed)
+    assert codex.answer(1) == "migrate() now checks each table before creating it."
+
+
+@pytest.mark.parametrize("backend", ["cards", "rag"])
+async def test_twice_gives_the_same_memories(backend, repo, tmp_path, script):
+    data = tmp_path / "data"
+    files = [_fixture("claude-code.jsonl", repo, tmp_path / "s" / "claude.jsonl"),
+             _fixture("codex-rollout.jsonl", repo, tmp_path / "s" / "rollout-1.jsonl")]
+    feeder = _feeder(repo, data, backend)
+    first = await ingest(feeder, files)
+    feeder.close()
+    assert [r.turns for r in first] == [4, 3] and not any(r.error for r in first)
+    assert first[0].tool == "claude-code" and first[1].tool == "codex"
+    before = await _memories(repo, data, backend)
+    assert len(before) == 2 and all(before.values())
+    feeder = _feeder(repo, data, backend)
+    again = await ingest(feeder, files)
+    feeder.close()
+    assert [r.turns for r in again] == [0, 0]
+    assert await _memories(repo, data, backend) == before
+    sessions = sorted((feeder.env.data_dir / "sessions").glob("ingest-*.jsonl"))
+    assert len(sessions) == 2  # one engram session per file, and no more
+
+
+async def test_a_half_written_last_line_is_left_for_the_next_run(repo, tmp_path, script):
+    whole = _fixture("claude-code.jsonl", repo, tmp_path / "whole" / "s.jsonl").read_bytes()
+    cut = whole.rstrip(b"\n").rfind(b"\n") + 1 + 40  # into the last line, the last answer
+    live = tmp_path / "live" / "s.jsonl"
+    live.parent.mkdir()
+    live.write_bytes(whole[:cut])
+    data = tmp_path / "data"
+    feeder = _feeder(repo, data)
+    first = await ingest(feeder, [live])
+    assert first[0].turns == 3 and first[0].waiting == 1  # the 4th's answer is not there
+    mark = feeder.marks.get("cards", live)
+    assert whole[mark.offset:].startswith(b'{"parentUuid": "a4"')  # the 4th turn's line
+    with live.open("ab") as fh:  # the tool finishes the line
+        fh.write(whole[cut:])
+    second = await ingest(feeder, [live])
+    feeder.close()
+    assert second[0].turns == 1 and second[0].waiting == 0
+    # the same memories as one run over the whole file
+    once = tmp_path / "once"
+    once.mkdir()
+    (once / "s.jsonl").write_bytes(whole)
+    one = _feeder(repo, tmp_path / "data-once")
+    await ingest(one, [once / "s.jsonl"])
+    one.close()
+    assert list((await _memories(repo, data, "cards")).values()) == \
+        list((await _memories(repo, tmp_path / "data-once", "cards")).values())
+
+
+async def test_secrets_in_a_session_never_reach_the_store(repo, tmp_path, script):
+    data = tmp_path / "data"
+    files = [_fixture("claude-code.jsonl", repo, tmp_path / "s" / "claude.jsonl"),
+             _fixture("codex-rollout.jsonl", repo, tmp_path / "s" / "rollout-1.jsonl")]
+    assert all(any(s.encode() in f.read_bytes() for s in SECRETS) for f in files)
+    for backend in ("cards", "rag", "mem0"):
+        feeder = _feeder(repo, data, backend)
+        reports = await ingest(feeder, files)
+        assert sum(r.turns for r in reports) == 7
+        for agent in feeder.agents.values():  # the memory in the process, before any sink
+            view = getattr(agent.backend, "memory_view", None)
+            held = [t for t, _ in view()] if view else \
+                [m.text for m in agent.backend.memory_items()]
+            assert held or backend == "mem0"  # the scripted model picked no fact for mem0
+            assert not any(s in t for t in held for s in SECRETS)
+        feeder.close()
+    sent = str(script.calls)  # what mem0's memory calls showed the model
+    assert "Our staging key is" in sent and not any(s in sent for s in SECRETS)
+    stored = [p for p in data.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".jsonl" for p in stored)
+    for path in stored:
+        content = path.read_bytes()
+        for secret in SECRETS:
+            assert secret.encode() not in content, f"{secret[:6]}... in {path}"
+    text = "".join(p.read_text() for p in (data.rglob("ingest-*.jsonl")))
+    assert "[REDACTED]" in text
+
+
+async def test_auto_finds_the_sessions_where_the_tools_keep_them(repo, tmp_path, monkeypatch,
+                                                                 script):
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    root = repo.resolve()
+    claude = _fixture("claude-code.jsonl", root,
+                      home / ".claude" / "projects" / claude_project(root) / "abc.jsonl")
+    _fixture("claude-code.jsonl", tmp_path / "other",
+             home / ".claude" / "projects" / claude_project(tmp_path / "other") / "x.jsonl")
+    codex = _fixture("codex-rollout.jsonl", root, home / ".codex" / "sessions" / "2025" / "11"
+                     / "05" / "rollout-2025-11-05T08-00-00-019a6b10.jsonl")
+    _fixture("codex-rollout.jsonl", tmp_path / "other", home / ".codex" / "sessions" / "2025"
+             / "11" / "06" / "rollout-2025-11-06T08-00-00-019a6b11.jsonl")
+    (root / ".aider.chat.history.md").write_text(
+        "# aider chat started at 2025-06-19 14:32:16\n\n#### Use tabs in app/.\n\nOk.\n\n"
+        "#### And spaces in tests/.\n\nOk.\n")
+    feeder = _feeder(root, tmp_path / "data")
+    found = find(root, feeder.env.data_dir)
+    assert [(p, t) for p, t in found] == [(claude, "claude-code"), (codex, "codex"),
+                                          (root / ".aider.chat.history.md", "aider")]
+    os.utime(root / ".aider.chat.history.md", (1, 1))  # long left alone: its last turn too
+    reports = await ingest(feeder, None)
+    assert [r.turns for r in reports] == [4, 3, 2]
+    # engram's own sessions are found too, but never those an ingest wrote
+    assert not find(root, feeder.env.data_dir, ("engram",))
+    feeder.close()
+
+
+async def test_watch_follows_a_live_session_and_stops_cleanly(repo, tmp_path, script):
+    whole = _fixture("codex-rollout.jsonl", repo, tmp_path / "w" / "x.jsonl").read_bytes()
+    lines = whole.splitlines(keepends=True)
+    live = tmp_path / "live" / "rollout-live.jsonl"
+    live.parent.mkdir()
+    live.write_bytes(b"".join(lines[:10]))  # the first turn, closed
+    feeder = _feeder(repo, tmp_path / "data")
+    stop = asyncio.Event()
+    seen = []
+    task = asyncio.create_task(watch(feeder, [live], interval=0.05, stop=stop,
+                                     report=seen.append))
+    for _ in range(400):
+        await asyncio.sleep(0.05)
+        if sum(r.turns for r in seen) >= 1:
+            break
+    with live.open("ab") as fh:
+        fh.write(b"".join(lines[10:]))
+    for _ in range(400):
+        await asyncio.sleep(0.05)
+        if sum(r.turns for r in seen) >= 3:
+            break
+    stop.set()
+    taken = await asyncio.wait_for(task, 60)
+    feeder.close()
+    assert taken == 3
+    assert Marks(feeder.env.data_dir).get("cards", live).offset == len(whole)
+
+
+def test_the_command_ingests_and_says_what_it_took(repo, tmp_path, monkeypatch, capsys,
+                                                    script):
+    from tui.cli import main
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path = _fixture("claude-code.jsonl", repo, tmp_path / "s" / "claude.jsonl")
+    argv = ["memory", "ingest", str(path), "--repo", str(repo), "--model", "scripted/test",
+            "--data-dir", str(tmp_path / "data"), "--backend", "rag"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "4 new turn(s) from 1 file(s) into rag" in out
+    assert main(argv) == 0
+    assert "0 new turn(s)" in capsys.readouterr().out
+    assert main(["memory", "ingest", str(tmp_path / "nope.jsonl"), "--repo", str(repo)]) == 2
+    assert main([*argv[:3], "auto", *argv[3:]]) == 2  # files or auto, not both
+
+
+async def test_engrams_own_sessions_are_ingested_too(repo, tmp_path, script):
+    from memory.transcript import TranscriptWriter, sessions_dir
+    from memory.types import Turn
+
+    feeder = _feeder(repo, tmp_path / "data", "rag")
+    own = sessions_dir(feeder.env.data_dir) / "20260101-000000-abcdef.jsonl"
+    with TranscriptWriter(own) as writer:
+        writer.write({"type": "session", "id": "20260101-000000-abcdef", "repo": str(repo)})
+        writer.write(Turn(0, "Dates are stored in UTC.", "Noted.").to_record())
+        writer.write(Turn(1, "It failed", "", error="timeout").to_record())  # not a memory
+        writer.write(Turn(2, "Use logging in app/.", "Will do.").to_record())
+    found = find(repo.resolve(), feeder.env.data_dir, ("engram",))
+    assert found == [(own, "engram")]
+    reports = await ingest(feeder, None, "engram")
+    assert [r.turns for r in reports] == [2]
+    texts = [m.text for a in feeder.agents.values() for m in a.backend.memory_items()]
+    assert texts == ["Dates are stored in UTC.", "Use logging in app/."]
+    # the session it wrote is not taken for one of engram's own the next time
+    assert find(repo.resolve(), feeder.env.data_dir, ("engram",)) == [(own, "engram")]
+    assert [r.turns for r in await ingest(feeder, None, "engram")] == [0]
+    feeder.close()
+
+
+async def test_two_ingests_at_once_take_each_turn_once(repo, tmp_path, script):
+    whole = _fixture("claude-code.jsonl", repo, tmp_path / "w" / "s.jsonl").read_bytes()
+    live = tmp_path / "live" / "s.jsonl"
+    live.parent.mkdir()
+    live.write_bytes(whole[:whole.index(b'{"parentUuid": "a4"')])  # before the 4th turn
+    data = tmp_path / "data"
+    first, second = _feeder(repo, data, "rag"), _feeder(repo, data, "rag")
+    assert [r.turns for r in await ingest(first, [live])] == [3]
+    live.write_bytes(whole)
+    assert [r.turns for r in await ingest(second, [live])] == [1]  # its marks read again
+    assert [r.turns for r in await ingest(first, [live])] == [0]
+    texts = [m.text for a in second.agents.values() for m in a.backend.memory_items()]
+    assert len(texts) == 4
+    first.close()
+    second.close()
+    assert list((await _memories(repo, data, "rag")).values()) == [sorted(texts)]

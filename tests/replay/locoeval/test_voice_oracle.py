@@ -1,0 +1,80 @@
+"""``oracle`` in every voice: the reader-free metrics and the context-reading scripted
+reader compare with what was said, so the ground truth keeps recall 1.0, stale 0 and its
+pass@1 whatever the wording (the demo's outlines, answered by the scripted reader)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from memory.embed import get_embedder
+from replay.core.runner import Replay, ReplayConfig
+from replay.locoeval import DEMO
+from replay.locoeval.outline import load_outlines
+from replay.locoeval.voice import check_voice, voiced
+from replay.reporting.report import summarize
+from tests.conftest import SCRIPT, _register_scripted
+from tests.replay.reader import ContextReader
+
+BY_HAND = Path(__file__).parents[1] / "fixtures" / "voice" / "demo-by-hand.json"
+VOICES = [("template", 0), ("varied", 0), ("varied", 1), (str(BY_HAND), 0)]
+
+
+def oracle_run(spec: str, seed: int, out: Path) -> list[dict]:
+    outlines = load_outlines(DEMO / "outlines")
+    voice = check_voice(spec, outlines, seed)
+    reader = ContextReader([voiced(o, voice) for o in outlines], DEMO / "inventory",
+                           answer_words=0)
+    _register_scripted()
+    SCRIPT.queue.clear()
+    SCRIPT.default = reader
+    replay = Replay(ReplayConfig(backends=["oracle"], model="scripted/reader", out=out,
+                                 repo=DEMO / "inventory", max_tokens=64, window=32768,
+                                 seed=seed, benchmark_options={"locoeval": {"voice": spec}}),
+                    embedder=get_embedder())
+    try:
+        return asyncio.run(replay.run(outlines))
+    finally:
+        replay.close()
+        SCRIPT.default = "scripted answer"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return {(spec, seed): oracle_run(spec, seed, tmp_path_factory.mktemp("voice"))
+            for spec, seed in VOICES}
+
+
+def test_oracle_keeps_recall_stale_and_pass_in_every_voice(runs):
+    template = summarize(runs[("template", 0)])["backends"]["oracle"]
+    assert template["pass@1"] == 1.0
+    for key, pairs in runs.items():
+        assert all(p["error"] is None for p in pairs), key
+        row = summarize(pairs)["backends"]["oracle"]
+        assert row["recall"] == 1.0 and row["stale"] == 0.0, (key, row)
+        assert row["pass@1"] == template["pass@1"], key
+        for pair in pairs:  # the exact-text metrics too: the items as said are in its context
+            scores = pair["scores"]
+            assert set(scores["recall_exact"].values()) == {1.0}, key
+            assert set(scores["stale_exact"].values()) == {0.0}, key
+
+
+def test_results_record_the_voice(runs):
+    for (spec, seed), pairs in runs.items():
+        for pair in pairs:
+            voice = pair["voice"]
+            if spec == "varied":
+                assert voice == {"kind": "varied", "seed": seed}
+            elif spec == "template":
+                assert voice == {"kind": "template"}
+            else:
+                assert voice["kind"] == "file" and voice["writer"].startswith("the voice")
+                assert len(voice["sha256"]) == 64 and voice["items"] > 0
+    covered = {p["source"]: p["voice"]["covered"] for p in runs[(str(BY_HAND), 0)]}
+    assert covered["inventory-01-k1-mh"] == 18 and covered["inventory-02-k2-sh"] == 4
+    assert sum(covered.values()) == 22  # the other outlines: said as template
+    (voices,) = summarize(runs[(str(BY_HAND), 0)])["voices"]
+    assert voices["covered"] == 22 and voices["items"] > 300
+    assert summarize(runs[("varied", 1)])["voices"] == [{"kind": "varied", "seed": 1}]
