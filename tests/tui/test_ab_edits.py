@@ -82,7 +82,9 @@ async def test_the_consent_modal_names_the_pane_and_backend_that_asks(
         await pilot.press("enter")
         asked = []
         for _ in range(2):
-            await until(pilot, lambda: isinstance(app.screen, ConsentScreen), seconds=60)
+            await until(pilot, lambda: isinstance(app.screen, ConsentScreen)
+                        and bool(app.screen.query("#deny")), seconds=60)  # mounted
+            await pilot.pause(0.1)
             screen = app.screen
             asked.append((screen.command, str(screen.query_one("#consent-asking",
                                                                 Static).render())))
