@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from replay.sandbox import _check
 from replay.sandbox.sandbox import Limits, Sandbox
 
@@ -93,3 +95,27 @@ def test_twins_are_named_even_when_the_file_took_nearly_every_word(tmp_path: Pat
     assert len(names) == len(set(names))  # no twin takes a name the file has
     original, check = (plan[k].split("::")[-1] for k in ("original", "check"))
     assert original != check and {original, check} <= set(names)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.mark.parametrize("target", ["tests", "tests/test_slow.py::test_slow"])
+def test_the_work_dir_is_as_it_was_when_the_runner_is_killed(tmp_path: Path, monkeypatch,
+                                                                target: str):
+    """The runner killed at the run's overall timeout cannot undo its twin or its constant
+    check's file: the host does, so a reused work dir does not fail every later run."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_slow.py").write_text(
+        "import time\n\n\ndef test_slow():\n    time.sleep(60)\n    assert 2 + 2 == 4\n")
+    (tmp_path / "tests" / "test_none.py").write_text("def test_none():\n    pass\n")
+    run = Sandbox._run
+    monkeypatch.setattr(Sandbox, "_run", lambda self, argv, channel, job=None, timeout=None:
+                        run(self, argv, channel, job, timeout=3.0))
+    with Sandbox(tmp_path, limits=Limits(timeout=30.0)) as box:
+        before = _tree(box.work)
+        result = box.pytest(target)
+        assert result.timed_out and not result.ok
+        assert _tree(box.work) == before
