@@ -272,7 +272,6 @@ def pytest_check(targets, root):
         pair = [*mine, *gap, *twin] if below(2) else [*twin, *gap, *mine]
         prefix = "::".join([rel, *classes])
         return {"file": rel, "source": "".join([*lines[:start], *pair, *lines[end:]]),
-                "pristine": source,
                 "name": f"{prefix}::{func.name}", "original": f"{prefix}::{original}",
                 "check": f"{prefix}::{copy}", "suffix": suffix, "target": index,
                 "kind": kind}

@@ -225,11 +225,11 @@ class Sandbox:
     def write(self, rel: str, text: str) -> Path:
         path = _inside(self.work, rel)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
         return path
 
     def read(self, rel: str) -> str:
-        return _inside(self.work, rel).read_text()
+        return _inside(self.work, rel).read_text(encoding="utf-8")
 
     def env(self) -> dict[str, str]:
         path = [self.root / "guard", self.work]

@@ -119,3 +119,21 @@ def test_the_work_dir_is_as_it_was_when_the_runner_is_killed(tmp_path: Path, mon
         result = box.pytest(target)
         assert result.timed_out and not result.ok
         assert _tree(box.work) == before
+
+
+def test_a_test_files_bytes_are_kept_and_any_encoding_gets_a_verdict(tmp_path: Path,
+                                                                       monkeypatch):
+    """CRLF line ends survive the runner's own restore (the host's turned off here), and a
+    test file that is not UTF-8 gets a verdict rather than an error."""
+    crlf = b"def test_crlf():\r\n    assert 2 + 2 == 4\r\n"
+    latin = "# -*- coding: latin-1 -*-\n\n\ndef test_latin():\n    assert 'caf\xe9' == 'caf\xe9'\n"
+    (tmp_path / "test_crlf.py").write_bytes(crlf)
+    (tmp_path / "test_latin.py").write_bytes(latin.encode("latin-1"))
+    with Sandbox(tmp_path, limits=Limits(timeout=20.0)) as box:
+        result = box.pytest("test_latin.py::test_latin")
+        assert result.ok and result.check == "constant"
+        assert (box.work / "test_latin.py").read_bytes() == latin.encode("latin-1")
+        monkeypatch.setattr("replay.sandbox.sandbox._Saved.restore", lambda self: None)
+        result = box.pytest("test_crlf.py::test_crlf")
+        assert result.ok and result.check == "literal"
+        assert (box.work / "test_crlf.py").read_bytes() == crlf
