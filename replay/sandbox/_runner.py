@@ -167,8 +167,7 @@ def run_asserts(job, env, cwd):
 def _constant_check(cwd, first):
     """The last resort: a file of one failing test beside the first target's file."""
     folder = os.path.join(cwd, os.path.dirname(first.split("::")[0]))
-    if not os.path.isdir(folder) or not os.path.realpath(folder).startswith(
-            os.path.realpath(cwd)):
+    if not os.path.isdir(folder) or not check.inside(cwd, folder):
         folder = cwd
     while True:
         name = f"test_{os.urandom(4).hex()}"

@@ -137,3 +137,24 @@ def test_a_test_files_bytes_are_kept_and_any_encoding_gets_a_verdict(tmp_path: P
         result = box.pytest("test_crlf.py::test_crlf")
         assert result.ok and result.check == "literal"
         assert (box.work / "test_crlf.py").read_bytes() == crlf
+
+
+def test_the_check_is_never_written_outside_the_work_dir(tmp_path: Path, monkeypatch):
+    """A target leading out of the work dir is never twinned, and the constant check's
+    folder is inside it as a path, not as a prefix of its text (``work2`` beside ``work``)."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "test_x.py").write_text("def test_x():\n    assert 1 + 1 == 2\n")
+    assert _check.pytest_check(["../outside/test_x.py::test_x"], str(tmp_path / "work")) \
+        is None
+    assert not _check.inside(tmp_path / "work", tmp_path / "work2")
+    assert _check.inside(tmp_path / "work", tmp_path / "work" / "tests")
+    run = Sandbox._run
+    monkeypatch.setattr(Sandbox, "_run", lambda self, argv, channel, job=None, timeout=None:
+                        run(self, argv, channel, job, timeout=3.0))
+    with Sandbox(limits=Limits(timeout=30.0)) as box:
+        (box.root / "work2").mkdir()
+        (box.root / "work2" / "test_slow.py").write_text(
+            "import time\n\n\ndef test_slow():\n    time.sleep(60)\n")
+        assert not box.pytest("../work2/test_slow.py").ok
+        assert [p.name for p in (box.root / "work2").iterdir()] == ["test_slow.py"]
