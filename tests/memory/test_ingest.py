@@ -67,6 +67,15 @@ def test_the_fixtures_read_as_the_tools_wrote_them(tmp_path):
     assert codex.answer(1) == "migrate() now checks each table before creating it."
 
 
+def test_a_rollout_logging_the_user_only_as_events_has_its_answers_and_ends(tmp_path):
+    codex = read_codex(_fixture("codex-events.jsonl", tmp_path, tmp_path / "rollout-e.jsonl"))
+    assert codex.queries == ["Where is the database opened?", "Make it retry twice."]
+    assert codex.answer(0) == "connect() in app/db.py opens it."
+    assert codex.answer(1) == "connect() now retries twice before raising."
+    assert codex.closed == [True, True]  # task_complete ends the last turn: no settling
+    assert codex.calls[0].query == 0 and codex.calls[0].result == "3:def connect(path):\n"
+
+
 @pytest.mark.parametrize("backend", ["cards", "rag"])
 async def test_twice_gives_the_same_memories(backend, repo, tmp_path, script):
     data = tmp_path / "data"
