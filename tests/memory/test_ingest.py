@@ -284,3 +284,40 @@ def test_auto_never_takes_another_project_whose_path_maps_to_the_same_claude_fol
     own = _fixture("claude-code.jsonl", mine, folder / "own.jsonl")
     _fixture("claude-code.jsonl", theirs, folder / "theirs.jsonl")
     assert find(mine, tmp_path / "data", ("claude",)) == [(own, "claude-code")]
+
+
+async def test_a_backend_failing_on_a_turn_stops_only_its_file(repo, tmp_path, script,
+                                                              monkeypatch):
+    """The backend raising while a turn is committed: that file is reported and waits
+    before the failing turn, the other files go on; the next run takes it from there."""
+    from memory.backends.cards.backend import CardsBackend
+
+    data = tmp_path / "data"
+    files = [_fixture("claude-code.jsonl", repo, tmp_path / "s" / "claude.jsonl"),
+             _fixture("codex-rollout.jsonl", repo, tmp_path / "s" / "rollout-1.jsonl")]
+    observe, drain = CardsBackend.observe_many, CardsBackend.drain_records
+
+    async def observe_many(self, turns):
+        self.last = turns[-1].user if turns else ""
+        await observe(self, turns)
+
+    def failing(self):
+        if "Use logging instead of print" in getattr(self, "last", ""):
+            raise RuntimeError("the store is read-only")
+        return drain(self)
+
+    monkeypatch.setattr(CardsBackend, "observe_many", observe_many)
+    monkeypatch.setattr(CardsBackend, "drain_records", failing)
+    feeder = _feeder(repo, data)
+    first = await ingest(feeder, files)
+    assert [r.turns for r in first] == [2, 3] and not first[1].error
+    assert "turn 3: memory backend cards failed (RuntimeError: the store is read-only)" \
+        in first[0].error
+    session = read_claude(files[0])
+    assert feeder.marks.get("cards", files[0]).offset == session.starts[2]
+    feeder.close()
+    monkeypatch.setattr(CardsBackend, "drain_records", drain)
+    feeder = _feeder(repo, data)
+    again = await ingest(feeder, files)
+    feeder.close()
+    assert [r.turns for r in again] == [2, 0] and not any(r.error for r in again)
