@@ -321,3 +321,16 @@ async def test_a_backend_failing_on_a_turn_stops_only_its_file(repo, tmp_path, s
     again = await ingest(feeder, files)
     feeder.close()
     assert [r.turns for r in again] == [2, 0] and not any(r.error for r in again)
+
+
+def test_a_sessions_first_lines_are_read_once_for_its_tool_and_its_folder(tmp_path):
+    from memory.sessions import sniff
+    from memory.sessions.common import head_rows
+    from memory.sessions.places import _cwd
+
+    path = _fixture("codex-rollout.jsonl", tmp_path, tmp_path / "rollout-x.jsonl")
+    path.write_text('not json\n[1, 2]\n' + path.read_text())
+    rows = head_rows(path, 3)
+    assert len(rows) == 1 and rows[0]["type"] == "session_meta"  # bad lines passed over
+    assert sniff(path) == "codex" and _cwd(path) == str(tmp_path)
+    assert head_rows(tmp_path / "gone.jsonl", 3) is None and _cwd(tmp_path / "gone.jsonl") == ""
