@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import logging
 import os
 import sys
@@ -14,6 +15,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -104,6 +106,20 @@ def minilm_path() -> Path:
     if not (path / "config.json").is_file():
         raise EmbedError(f"MiniLM files missing in {path}")
     return path
+
+
+@lru_cache(maxsize=1)
+def whole_words() -> frozenset[str]:
+    """The words MiniLM's WordPiece vocabulary holds whole (letters only, three or more,
+    lower case): the ordinary words of English text ("once", "between"), which a name
+    made up for code ("slugify", "normalize") mostly is not. Empty when the tokenizer
+    cannot be read."""
+    try:
+        data = json.loads((minilm_path() / "tokenizer.json").read_text("utf-8"))
+        vocab = data["model"]["vocab"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return frozenset()
+    return frozenset(w for w in vocab if w.isalpha() and w.islower() and len(w) >= 3)
 
 
 def _by_length(lengths: list[int], batch: int) -> list[list[int]]:

@@ -45,6 +45,8 @@ def list_memories(repo: Path, backend: str, *, session: str | None = None,
                   dim: int = MINILM_DIM) -> str:
     """A plain-text listing of the live memories of one scope, then every event."""
     home = repo_home(_git.toplevel(repo), data_dir)
+    if backend == "cards" and shared:
+        return list_kept(repo, data_dir)
     if backend == "cards":
         return list_cards(_session_path(home, session))
     if backend == "codemem":
@@ -86,6 +88,27 @@ def _session_path(home: Path, session: str | None) -> Path:
     if not valid_session_id(session) or not (sessions_dir(home) / f"{session}.jsonl").is_file():
         raise MemoryListingError(f"no recorded session {session[:80]!r} under {home}")
     return sessions_dir(home) / f"{session}.jsonl"
+
+
+def list_kept(repo: Path, data_dir: Path | None = None) -> str:
+    """The facts ``cards`` keeps for the repository (``shared_memory``), current ones with
+    their freshness read now, then those superseded or forgotten."""
+    from memory.keeper import Keeper, KeeperError
+
+    try:
+        keeper = Keeper(repo, data_dir)
+        current = keeper.memories()
+    except KeeperError as exc:
+        raise MemoryListingError(str(exc)) from exc
+    past = [r for r in keeper.rows.values() if not r.current]
+    lines = [f"cards:repo: {len(current)} kept facts, {len(past)} superseded or forgotten"]
+    lines += [f"  {m.id}  {'[pinned] ' if m.pinned else ''}{m.line()[2:]}" for m in current]
+    if past:
+        lines.append("superseded or forgotten:")
+    lines += [f"  {r.id}  {r.text}  ("
+              f"{'forgotten' if r.forgotten else f'superseded by {r.superseded_by}'})"
+              for r in past]
+    return "\n".join(lines)
 
 
 def list_codemem(path: Path) -> str:

@@ -165,6 +165,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                         str(args.max_tokens)] + (["--model", args.model] if args.model else [])
                        + (["--data-dir", str(args.data_dir)] if args.data_dir else [])
                        + [f"--backend-opt={pair}" for pair in args.backend_opt]
+                       + (["--backend-opt=shared_memory=true"] if args.shared_memory else [])
                        + (["--timeout", str(args.timeout)] if args.timeout else [])
                        + (["--api-base", args.api_base] if args.api_base else [])
                        + (["--structured", args.structured] if args.structured else []))
@@ -236,6 +237,9 @@ the app:
   engram [PATH] --model openai/NAME --api-base http://localhost:8000/v1   a served model
 
 more commands:
+  engram mcp [PATH]        serve the repository's kept memory over MCP (stdio);
+                           `engram mcp install claude|codex [--write] [--hook]`
+  engram recall QUERY      the kept memories relevant to QUERY (--brief: for a hook)
   engram replay ...        re-drive recorded or mock-user conversations and score them
                            (engram replay --help)"""
 
@@ -325,6 +329,14 @@ def main(argv: list[str] | None = None) -> int:
     _offline_env()
     install_log_redaction()
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["mcp"], ["recall"]):  # the MCP server, its install and the hook
+        from tui.mcp.command import main_mcp, main_recall
+
+        try:
+            return (main_mcp if argv[0] == "mcp" else main_recall)(argv[1:])
+        except CLIError as exc:
+            say(str(exc))
+            return EXIT_USAGE
     # a plugin command is a bare word; scanning entry points costs ~60 ms of the app's start
     named = bool(argv) and argv[0] not in SUBCOMMANDS and not argv[0].startswith(("-", ".", "/"))
     plugin = _plugin_command(argv[0]) if named else None

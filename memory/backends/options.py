@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 OPTIONS: dict[str, tuple[type, str]] = {
-    "shared_memory": (bool, "mem0/mem0r: one store per repository, not per session"),
+    "shared_memory": (bool, "mem0/mem0r: one store per repository, not per session; "
+                            "cards: its facts kept for the repository (engram mcp)"),
     "rag_top": (int, "rag: past turns retrieved (5)"),
     "mem0_top_k": (int, "mem0/mem0r: memories retrieved (10)"),
     "compact_share": (float, "compact: share of the window that triggers a compaction (0.8)"),

@@ -11,6 +11,7 @@ from memory.backends import registry
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.names import kind, name_similarity, swapped
 from memory.backends.cards.revise import restates
+from memory.backends.cards.uses import negates_use
 from memory.llm import LLM, LLMConfig
 from tests.conftest import DB, FORMS
 from tests.memory.cards_support import repo_env, said_in_turns
@@ -259,8 +260,13 @@ async def test_a_dependency_said_not_to_be_used_gives_way_and_back(deps_env, scr
 ])
 async def test_a_statement_that_needs_the_dependency_is_no_negation(deps_env, script,
                                                                      said_to_use):
-    """Negation words that still say the dependency is used (review): both stay."""
+    """Negation words that still say the dependency is used (review): no negation. Read
+    by what it says (``reading``), the later statement says again that `connect` uses
+    `parse_url`: it restates the earlier one (the same dependency), which it replaces;
+    what must not happen is reading it as "`connect` should not use `parse_url`"."""
     use = "`connect` should reuse `parse_url` from `app/urls.py`."
     cards = registry.create("cards", deps_env())
     said = no_cue([use, said_to_use])
-    assert await said_in_turns(cards, script, said) == said
+    assert await said_in_turns(cards, script, said) == [said_to_use]
+    later = cards.graph.nodes["fact:1:0"]
+    assert later.statement == use and not negates_use(later.statement)

@@ -82,11 +82,11 @@ def check(graph: ContextGraph, code: Node) -> list[Alarm]:
     alarms: list[Alarm] = []
     where = f"the code written at turn {code.turn}"
     for fact in current:
-        text = fact.content
+        text = fact.statement
         if (m := _TAKES.search(text)) and _params(m.group(1)) != shape.params:
             alarms.append(Alarm(fact, f"{where} takes ({', '.join(shape.params)})"))
             revived = [old for old in facts if not old.current
-                       and (o := _TAKES.search(old.content))
+                       and (o := _TAKES.search(old.statement))
                        and _params(o.group(1)) == shape.params]
             if revived:
                 alarms[-1] = Alarm(fact, alarms[-1].why + f", as {revived[-1].source} said "

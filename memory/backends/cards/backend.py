@@ -25,11 +25,15 @@ backend does its own repository retrieval, so it gets no generic top-10 function
 Earlier sessions of the repository reach it as summary nodes (``experience``):
 retrieved like any unit, or pinned with ``pin_experience`` (``/experience``);
 ``remember`` (``/remember``, the end of a headless chat) keeps this session's.
+With ``shared_memory`` the graph is joined to the repository's kept facts (``shared``,
+``kept``): every session's facts, and what the MCP server remembers (``note``), reach every
+later session and the server; pins and forgets (``memory_items``, ``forget``) travel too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 import numpy as np
@@ -38,7 +42,7 @@ from memory.backends._journal import Journal
 from memory.backends._topics import terms
 from memory.backends.base import BackendEnv, Digest
 from memory.backends.cards import alarm as alarms
-from memory.backends.cards.build import GraphBuilder
+from memory.backends.cards.build import GraphBuilder, TurnReport
 from memory.backends.cards.card import Unit, compile_card
 from memory.backends.cards.experience import (
     Experience,
@@ -47,6 +51,7 @@ from memory.backends.cards.experience import (
     summarise,
 )
 from memory.backends.cards.graph import ContextGraph, Node
+from memory.backends.cards.kept import FORGOTTEN, KeptStore
 from memory.backends.cards.outcomes import TestOutcomes
 from memory.backends.cards.pack import PACKINGS, Packed, pack
 from memory.backends.cards.score import (
@@ -58,8 +63,10 @@ from memory.backends.cards.score import (
     query_words,
     utility,
 )
+from memory.backends.cards.shared import SharedFacts, located
 from memory.backends.cards.stale import StalenessWatch
 from memory.embed import cosine
+from memory.steering import MemoryItem
 from memory.types import ContextPack, Section, Turn
 
 SCORERS = ("proxy", "llm")
@@ -103,6 +110,12 @@ class CardsBackend:
             for exp in self.store.load():
                 if exp.session != env.session_id:
                     self._add_experience(exp)
+        self.shared = SharedFacts(KeptStore(env.data_dir, env.embedder.dim), self.graph,
+                                  self.watch, env.session_id or "", env.count,
+                                  pinned=self.pinned) \
+            if env.options.get("shared_memory") and env.data_dir is not None else None
+        if self.shared is not None:
+            self.shared.sync(force=True)
 
     # -- experience across sessions --------------------------------------------------------
     def _add_experience(self, exp: Experience) -> Node:
@@ -142,6 +155,8 @@ class CardsBackend:
     # -- observe --------------------------------------------------------------------------
     async def observe(self, turn: Turn) -> None:
         before = set(self.graph.edges)  # not a position: a taken-back edge leaves the list
+        if self.shared is not None:  # what other sessions and the server kept meanwhile
+            await asyncio.to_thread(self.shared.sync)
         stale = await asyncio.to_thread(self.watch.check, self.graph) if self.watch else []
         for node in stale:
             self.journal.op("STALE", node.id, node.stale)
@@ -168,6 +183,8 @@ class CardsBackend:
         if self.watch is not None:
             for node in report.added:
                 await asyncio.to_thread(self.watch.anchor, node)
+        if self.shared is not None:
+            await asyncio.to_thread(self._share, report, "chat")
         await self._embed_missing()
         if report.skipped:
             self.journal.skip(report.skipped)
@@ -209,6 +226,57 @@ class CardsBackend:
 
     def drain_records(self) -> list[dict[str, Any]]:
         return self.journal.drain()
+
+    # -- kept facts (shared_memory) and steering -----------------------------------------
+    def _share(self, report: TurnReport, source: str) -> None:
+        assert self.shared is not None
+        for node in report.added:
+            if node.type == "fact" and node.id in self.graph.vectors:
+                self.shared.keep(node, self.graph.vectors[node.id], source)
+        for new, old in report.superseded:
+            self.shared.superseded(new, old)
+        for node in report.restored:
+            self.shared.restored(node)
+
+    async def note(self, text: str, about: str = "", source: str = "mcp") -> Node:
+        """Keep a fact stated outside a turn (the MCP server's ``remember``): placed on the
+        code ``about`` names (a path, ``path::qualname`` or a name), else on what the text
+        names; it revises what it contradicts as a statement in a chat does, and is anchored
+        to its code. ValueError when ``about`` is outside the repository or names nothing."""
+        if self.shared is not None:
+            await asyncio.to_thread(self.shared.sync)
+        where = [await asyncio.to_thread(located, self.env.repo, about)] if about else []
+        subject, locations = await asyncio.to_thread(self.builder.subject_of, text, where)
+        if where:
+            subject, locations = where[0], list(dict.fromkeys([*where, *locations]))
+        node = Node(f"mem:{uuid.uuid4().hex[:12]}", "fact", f"memory:{self.env.session_id}",
+                    text, self.env.count(text), 1.0, subject, locations)
+        vector = (await asyncio.to_thread(self.env.embedder.embed, [text]))[0]
+        report = TurnReport()
+        await self.builder._place(node, np.asarray(vector, dtype=np.float32), report)
+        if self.watch is not None:
+            await asyncio.to_thread(self.watch.anchor, node)
+        if self.shared is not None:
+            await asyncio.to_thread(self._share, report, source)
+        self._digest.update("note", node.id, text)
+        return node
+
+    def memory_items(self) -> list[MemoryItem]:
+        """The current facts (the session's and, with ``shared_memory``, the kept ones)."""
+        return [MemoryItem(n.id, n.content, editable=False) for n in self.graph.current()
+                if n.type == "fact"]
+
+    async def forget(self, memory_id: str) -> str:
+        """Take a current fact out of every later context (and out of the kept facts)."""
+        node = self.graph.nodes.get(memory_id)
+        if node is None or node.type != "fact" or not node.current:
+            raise KeyError(memory_id)
+        if self.shared is not None:
+            await asyncio.to_thread(self.shared.forget, node)
+        node.superseded_by = FORGOTTEN
+        self.pinned.discard(memory_id)
+        self._digest.update("forget", memory_id)
+        return node.content
 
     # -- candidates -----------------------------------------------------------------------
     def _lexical(self, query: str, node: Node) -> float:

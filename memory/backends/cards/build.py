@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +37,9 @@ from memory.backends.cards.graph import (
     revision_cue,
     subject_key,
 )
-from memory.backends.cards.ground import RepoReader
+from memory.backends.cards.ground import RepoReader, imported_modules
 from memory.backends.cards.judge import JUDGES, RevisionJudge
+from memory.backends.cards.reading import Lexicon, Reader, Reading
 from memory.backends.cards.rehome import rehome
 from memory.backends.cards.revise import Reviser
 from memory.backends.cards.said import (
@@ -49,10 +51,11 @@ from memory.backends.cards.said import (
     said_statements,
     without_questions,
 )
-from memory.backends.cards.uses import negated_in
+from memory.backends.cards.uses import negated_in, negates_use
 from memory.backends.codemem.syntax import code_blocks, first_definition
 from memory.backends.mem0 import fact_key, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
+from memory.embed import whole_words
 from memory.lenient_json import MalformedJSON
 from memory.llm import LLMError
 from memory.repo import LocationRefused
@@ -115,6 +118,8 @@ class GraphBuilder:
         self._names: frozenset[str] | None = None
         self._names_at = 0  # the index's generation they were read at
         self.reviser = Reviser(env.embedder, self.code_of, RepoReader(env.repo))
+        self.reader = Reader(env.embedder)
+        self._lexicon: tuple[int, Lexicon] | None = None  # the index generation, its names
         judge = str(env.options.get("cards_judge", "off"))
         if judge not in JUDGES:
             raise ValueError(f"cards_judge must be one of {', '.join(JUDGES)}, not {judge!r}")
@@ -253,19 +258,67 @@ class GraphBuilder:
             self._names_at = generation
         return self._names
 
+    def lexicon(self) -> Lexicon:
+        """What a statement's names resolve against: the repository's symbols and files
+        (read again after the index changed) and the subjects the conversation has."""
+        repo = self.env.repo
+        generation = getattr(repo, "generation", 0)
+        if self._lexicon is None or self._lexicon[0] != generation:
+            chunks = repo.chunks(("function", "method", "class", "module")) \
+                if repo is not None else []
+            defined: dict[str, str] = {}
+            for c in chunks:
+                if c.kind != "module":
+                    defined.setdefault(c.name, c.path)
+            files = tuple(dict.fromkeys(c.path for c in chunks))
+            reader = self.reviser.reader
+            modules = frozenset(sys.stdlib_module_names).union(
+                *(imported_modules(reader.source(f)) for f in files if reader is not None))
+            self._lexicon = (generation, Lexicon(frozenset(defined), files, defined,
+                                                 modules=modules, words=whole_words()))
+        subjects = frozenset(subject_key(n.subject) for n in self.graph.of_type("fact")
+                             if n.subject)
+        return replace(self._lexicon[1], subjects=subjects)
+
+    async def read(self, facts: list[RawFact]) -> list[Reading]:
+        """What each fact is about (``reading``), whatever its phrasing."""
+        if not facts:
+            return []
+        lexicon = self.lexicon()
+        read = await asyncio.to_thread(self.reader.read_all, [f.text for f in facts], lexicon)
+        again = [n for n, (f, r) in enumerate(zip(facts, read, strict=True))
+                 if not r.subject and f.said]  # "Where does f go? In m.py." is about f
+        if again:
+            more = await asyncio.to_thread(self.reader.read_all,
+                                           [facts[n].said for n in again], lexicon)
+            for n, reading in zip(again, more, strict=True):
+                read[n] = reading
+        return read
+
+    def placed(self, fact: RawFact, reading: Reading) -> tuple[str, list[str], str]:
+        """(subject, resolved locations, form) of a fact read as ``reading``."""
+        if not reading.subject:
+            subject, where = self.subject_of(fact.text, fact.locations)
+            if not subject and fact.said:  # "What about `f`? It must ..." is about f
+                subject, where = self.subject_of(fact.said, fact.locations)
+            return subject, where, ""
+        subject, where = self.subject_of(f"`{reading.subject}`", fact.locations)
+        form = reading.form()
+        if form and reading.aspect == "dependency" and negates_use(fact.text):
+            form = f"`{reading.subject}` should not use `{reading.value}`."
+        return subject, where, (form if form != fact.text.strip() else "")
+
     # -- one turn ---------------------------------------------------------------------
     async def add_turn(self, turn: Turn) -> TurnReport:
         report = TurnReport()
         raw, report.skipped = await self.extract(turn)
         origin = self.env.count(f"{turn.user}\n{turn.assistant}")
         nodes: list[Node] = []
-        for n, fact in enumerate(raw):
-            subject, where = self.subject_of(fact.text, fact.locations)
-            if not subject and fact.said:  # "What about `f`? It must ..." is about f
-                subject, where = self.subject_of(fact.said, fact.locations)
+        for n, (fact, reading) in enumerate(zip(raw, await self.read(raw), strict=True)):
+            subject, where, form = self.placed(fact, reading)
             nodes.append(Node(f"fact:{turn.index}:{n}", "fact", f"turn:{turn.index}",
                               fact.text, self.env.count(fact.text), fact.confidence,
-                              subject, where, turn.index, origin))
+                              subject, where, turn.index, origin, form=form))
         for n, block in enumerate(code_blocks(turn.assistant)):
             name = first_definition(block) or next(iter(exchange_names(turn.user)), "")
             hit = self.resolve(name) if name else None

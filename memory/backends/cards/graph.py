@@ -29,33 +29,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memory.backends.cards.rules import (
+    CLOSED_WORDS,
+    CUE_WORDS,
+    PROVISIONAL,
+    PROVISIONAL_WORDS,
+    REVISE,
+    REVISE_AGAIN,
+    REVISE_CUED,
+    SIMILAR,
+    SIMILAR_EDGES,
+)
 from memory.embed import cosine
 
 NODE_TYPES = ("fact", "symbol", "file", "code", "failure", "tests", "summary")
 EDGE_TYPES = ("contains", "similar", "conflict", "precondition", "task")
 
-REVISE = 0.92  # cosine from which a same-subject fact revises the earlier one
-REVISE_CUED = 0.55  # with a revision cue, this much similarity of its claim is enough
-REVISE_AGAIN = 0.8  # a statement this close to what a cued one retracted revises it
-SIMILAR = 0.75  # cosine for a ``similar`` edge
-CLOSED_WORDS = 10  # a value-setting statement is short; a longer one is prose
-SIMILAR_EDGES = 3  # per new node, at most
-
-_CUES = re.compile(
-    r"\b(actually|instead|scratch that|forget (?:this|that|it|what)|no longer|not any ?more|"
-    r"rather than|change of plan|on second thought|correction|revis\w*|replace[sd]? the|"
-    r"the opposite holds|from now on|we changed|changed my mind|(?:now |is )?outdated|"
-    r"obsolete|not:)", re.I)
+_CUES = re.compile(r"\b(" + "|".join(CUE_WORDS) + ")", re.I)
 
 
 # A statement that says it holds only for a while ("for now", "for a first version"): the
 # next statement of the same predicate about its subject replaces it, cue or not.
-_PROVISIONAL = re.compile(
-    r"\b(for now|for the moment|for a first version|as a first step|to start with|"
-    r"temporarily|as a placeholder|(?:comes?|added|done|filled in) later)\b",
-    re.I)
+_PROVISIONAL = re.compile(r"\b(" + "|".join(PROVISIONAL_WORDS) + r")\b", re.I)
 _PREDICATE = re.compile(r"`[^`\n]+`[\s,]*([A-Za-z]+)")
-PROVISIONAL = 0.45  # cosine from which a later statement replaces a provisional one
 
 
 def provisional(text: str) -> bool:
@@ -191,10 +187,17 @@ class Node:
     superseded_by: str = ""  # the node that revised this one ("" while current)
     stale: str = ""  # why the code it describes may have changed ("" while valid)
     alarm: str = ""  # how code written since breaks this fact ("" while respected)
+    form: str = ""  # a value statement in one phrasing per aspect (``reading``), "" if none
 
     @property
     def current(self) -> bool:
         return not self.superseded_by
+
+    @property
+    def statement(self) -> str:
+        """What the slot and dependency rules read: its ``form`` when it has one (whatever
+        the developer's phrasing), else its content."""
+        return self.form or self.content
 
 
 @dataclass(frozen=True)
@@ -284,7 +287,7 @@ class ContextGraph:
         cued = revision_cue(node.content)
         least = REVISE_AGAIN if cued and quotes(node.content) else REVISE_CUED
         key = subject_key(node.subject)
-        mine = slot(node.content)
+        mine = slot(node.statement)
         best: tuple[Node, float] | None = None  # what a cued statement retracts
         draft: tuple[Node, float] | None = None  # the provisional statement it replaces
         for other in self.of_type(node.type):
@@ -297,16 +300,16 @@ class ContextGraph:
             if key != subject_key(other.subject):
                 continue
             sim = float(cosine(vector, self.vectors[other.id][None, :])[0])
-            same_slot = node.type == "fact" and mine == slot(other.content)
-            if node.type == "fact" and closed(node.content) and closed(other.content):
+            same_slot = node.type == "fact" and mine == slot(other.statement)
+            if node.type == "fact" and closed(node.statement) and closed(other.statement):
                 if same_slot:
                     found.append((other, sim))
                 continue
             if same_slot or sim >= REVISE:
                 found.append((other, sim))
                 continue
-            if cued and claim_vector is not None and not closed(other.content) \
-                    and not closed(node.content):  # a value statement: its slot decides
+            if cued and claim_vector is not None and not closed(other.statement) \
+                    and not closed(node.statement):  # a value statement: its slot decides
                 to_claim = max(float(cosine(claim_vector, v[None, :])[0]) for v in (
                     self.vectors[other.id], self.bodies.get(other.id)) if v is not None)
                 if to_claim >= least and (best is None or to_claim > best[1]):
@@ -318,8 +321,8 @@ class ContextGraph:
                 if again >= REVISE_AGAIN:
                     found.append((other, again))
             if node.type == "fact" and not cued and sim >= PROVISIONAL \
-                    and provisional(other.content) and not ADDITIVE.search(frame(node.content)) \
-                    and predicate(node.content) == predicate(other.content) != "" \
+                    and provisional(other.content) and not ADDITIVE.search(frame(node.statement)) \
+                    and predicate(node.statement) == predicate(other.statement) != "" \
                     and (draft is None or sim > draft[1]):
                 draft = (other, sim)
         found += [pair for pair in (best, draft) if pair is not None]

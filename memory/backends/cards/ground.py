@@ -58,6 +58,22 @@ def module_names(source: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def imported_modules(source: str) -> frozenset[str]:
+    """The modules a source file imports, by their full names (``import a.b``, ``from a.b
+    import c``: "a.b"); empty when it does not parse. Relative imports left out."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return frozenset(found)
+
+
 def _dotted(module: str) -> set[str]:
     """``a.b.c`` -> {"a.b.c", "b.c", "c"}: a module's name as a statement may give it."""
     parts = module.split(".")

@@ -40,7 +40,7 @@ def _facts(graph: ContextGraph, subject: str) -> list[Node]:
 
 
 def _dependency(node: Node) -> bool:
-    return bool(ADDITIVE.search(frame(node.content)))
+    return bool(ADDITIVE.search(frame(node.statement)))
 
 
 def _candidates(reviser: Reviser, facts: list[Node], old: Node,
@@ -48,13 +48,13 @@ def _candidates(reviser: Reviser, facts: list[Node], old: Node,
     """The later dependencies ``old`` gives way to under a module knowing ``names``, in
     the order said: none unless it is foreign there; those of its frame the module knows,
     naming another name."""
-    if names is None or negates_use(old.content) or not reviser.foreign(old.content, names):
+    if names is None or negates_use(old.statement) or not reviser.foreign(old.statement, names):
         return []
     later = facts[facts.index(old) + 1:]
-    return [new for new in later if _dependency(new) and not negates_use(new.content)
-            and frame(new.content) == frame(old.content)
-            and not reviser.foreign(new.content, names)
-            and not same_dependency(new.content, old.content)]
+    return [new for new in later if _dependency(new) and not negates_use(new.statement)
+            and frame(new.statement) == frame(old.statement)
+            and not reviser.foreign(new.statement, names)
+            and not same_dependency(new.statement, old.statement)]
 
 
 def _revised_since(reviser: Reviser, graph: ContextGraph, facts: list[Node], old: Node,
@@ -62,7 +62,7 @@ def _revised_since(reviser: Reviser, graph: ContextGraph, facts: list[Node], old
     """The first statement said after ``old`` that revises it by another rule, now it is
     current again: the graph's (a retraction, the same slot) or a close name."""
     for new in facts[facts.index(old) + 1:]:
-        if contradicts_use(new.content, old.content, new.subject):
+        if contradicts_use(new.statement, old.statement, new.subject):
             return new, _similarity(graph, new, old)  # said since not to be used
         if new.id not in graph.vectors:
             continue
@@ -70,8 +70,8 @@ def _revised_since(reviser: Reviser, graph: ContextGraph, facts: list[Node], old
                                           graph.bodies.get(new.id)):
             if other is old:
                 return new, sim
-        if _dependency(new) and frame(new.content) == frame(old.content):
-            close = reviser.replaces_under(new.content, old.content, names)
+        if _dependency(new) and frame(new.statement) == frame(old.statement):
+            close = reviser.replaces_under(new.statement, old.statement, names)
             if close:
                 return new, close
     return None
@@ -87,7 +87,7 @@ def _still_close(reviser: Reviser, graph: ContextGraph, old: Node,
                  names: frozenset[str] | None) -> bool:
     """Whether what replaced ``old`` as a close name still does under the current place."""
     new = graph.nodes.get(old.superseded_by or "")
-    return new is None or bool(reviser.replaces_under(new.content, old.content, names))
+    return new is None or bool(reviser.replaces_under(new.statement, old.statement, names))
 
 
 def _take_back(reviser: Reviser, graph: ContextGraph, facts: list[Node], old: Node,

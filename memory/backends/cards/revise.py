@@ -58,7 +58,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.backends.cards import ground
-from memory.backends.cards.aspects import ASPECTS
 from memory.backends.cards.graph import (
     ADDITIVE,
     ContextGraph,
@@ -72,6 +71,23 @@ from memory.backends.cards.graph import (
 from memory.backends.cards.ground import RepoReader, documented, home, known, module_names
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.names import kind, name_similarity, swapped
+from memory.backends.cards.rules import (
+    ADDING_WORDS,
+    ASPECT_MARGIN,
+    BORROW_SEARCH,
+    BORROWED,
+    CONSTRAINT_NEAR,
+    CONVENTION,
+    JUDGED_AT_MOST,
+    NAME_CLOSE,
+    NAME_NEAR,
+    PARAPHRASE,
+    RESTATE_COS,
+    RESTATE_MIN,
+    RESTATE_WORDS,
+    ROLE_CLOSE,
+)
+from memory.backends.cards.rules import REVISION_ASPECTS as ASPECTS
 from memory.backends.cards.uses import (
     contradicts_use,
     dependency,
@@ -80,22 +96,8 @@ from memory.backends.cards.uses import (
 )
 from memory.embed import Embedder, cosine
 
-RESTATE_WORDS = 0.7  # word-sequence similarity from which a statement restates another
-RESTATE_COS = 0.7  # and the cosine it needs beside
-RESTATE_MIN = 4  # words in common, at least (a three-word rule flips on one word)
-NAME_CLOSE = 0.6  # name similarity from which a later dependency replaces an earlier one
-NAME_NEAR = 0.4  # with the same module and kind, this much name similarity is enough
-ROLE_CLOSE = 0.8  # or this much cosine between the two names' code in the repository
-ASPECT_MARGIN = 0.1  # a statement's aspect must beat the runner-up by this much
-CONVENTION = 0.45  # a convention must also be this close to one of its prototypes
-CONSTRAINT_NEAR = 0.5  # two constraints this close (without their leads) set one rule
-PARAPHRASE = 0.8  # two descriptions this close (without their leads) say one thing
-BORROWED = 0.95  # a claim this close to another function's docstring describes that one
-BORROW_SEARCH = 3  # functions of the repository a claim is compared with
-
 SINGLE_OR_UNCLEAR = ("behaviour", "")  # what a later description may replace (judge)
-JUDGED_AT_MOST = 2  # descriptions per new fact that the judge is asked about
-_ADDS = re.compile(r"\b(also|as well|too|in addition|additionally|besides|another)\b", re.I)
+_ADDS = re.compile(r"\b(" + "|".join(ADDING_WORDS) + r")\b", re.I)
 
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])")
 _VALUE = re.compile(r"`[^`\n]+`|\"[^\"\n]*\"|'[^'\n]*'|\b\d+(?:\.\d+)?\b|"
@@ -262,8 +264,8 @@ class Reviser:
         reader = self.reader
         if reader is None or "::" in subject:
             return ""
-        said = [n.content for n in sorted(graph.about(subject), key=lambda n: n.turn)
-                if not ADDITIVE.search(frame(n.content))]
+        said = [n.statement for n in sorted(graph.about(subject), key=lambda n: n.turn)
+                if not ADDITIVE.search(frame(n.statement))]
         return home(said, lambda p: bool(reader.source(p)))
 
     def known_in(self, graph: ContextGraph, where: str) -> frozenset[str] | None:
@@ -329,7 +331,7 @@ class Reviser:
         its subject, with their cosine to it) that the cue rules did not catch;
         ``home_names``: what the subject's module knows (``names_in``)."""
         own = body_vector if body_vector is not None else vector
-        shut = closed(node.content)
+        shut = closed(node.statement)
         self.aspects[node.id] = mine = "" if additive or shut else self.aspect(own)
         self.bodies[node.id] = np.asarray(own, dtype=np.float32)
         lent = "" if additive or not node.subject else self.borrowed(
@@ -339,29 +341,29 @@ class Reviser:
         found: list[Revision] = []
         asked: list[Revision] = []  # for the judge only: the closest descriptions
         for other, sim in others:
-            if contradicts_use(node.content, other.content, node.subject):
+            if contradicts_use(node.statement, other.statement, node.subject):
                 found.append(Revision(other, sim, "dependency:negated"))
                 continue
-            if ruled_out(node.content, node.subject) or ruled_out(other.content, node.subject):
+            if ruled_out(node.statement, node.subject) or ruled_out(other.statement, node.subject):
                 continue  # what is not to be used is no dependency a close name replaces
             if additive:
-                if frame(other.content) == frame(node.content):
-                    close = self.replaces_under(node.content, other.content, home_names)
+                if frame(other.statement) == frame(node.statement):
+                    close = self.replaces_under(node.statement, other.statement, home_names)
                     if close:
                         found.append(Revision(other, close, "dependency", uncertain=True))
                     # a name its module does not know gives way to one it knows (both
                     # foreign: the place said may be a stale one, and both add)
-                    elif self.foreign(other.content, home_names) \
-                            and not self.foreign(node.content, home_names) \
-                            and not same_dependency(node.content, other.content):
+                    elif self.foreign(other.statement, home_names) \
+                            and not self.foreign(node.statement, home_names) \
+                            and not same_dependency(node.statement, other.statement):
                         found.append(Revision(other, sim, "dependency:foreign", uncertain=True))
                 continue
             if other.id in self.borrowed_from and not lent and not adds(node.content):
                 found.append(Revision(other, sim, "borrowed", uncertain=True))
                 continue
-            if shut or closed(other.content):
+            if shut or closed(other.statement):
                 continue  # a slot with values: the graph's same-slot rule decides
-            score = restates(node.content, other.content, node.subject, sim)
+            score = restates(node.statement, other.statement, node.subject, sim)
             if score:
                 found.append(Revision(other, max(sim, score), "restating"))
                 continue
@@ -392,7 +394,7 @@ class Reviser:
         others = [o for o in graph.about(node.subject)
                   if o.id != node.id and o.id not in done and o.id in graph.vectors]
         sims = [float(cosine(vector, graph.vectors[o.id][None, :])[0]) for o in others]
-        additive = bool(ADDITIVE.search(frame(node.content)))
+        additive = bool(ADDITIVE.search(frame(node.statement)))
         found = []
         names = self.known_in(graph, self.home_of(graph, node.subject)) if additive else None
         for revision in self.revisions(node, vector, body_vector,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.backends.cards import rules
 from memory.backends.cards.failures import failure_line
 from memory.backends.mem0 import MAX_STATEMENTS, developer_lines, fact_key
 from memory.backends.mem0r import exchange_names
@@ -30,9 +31,29 @@ class RawFact:
     said: str = ""  # the whole sentence group it came from, when questions were cut off
 
 
-_QUESTION = re.compile(r"^(?:what|which|how|why|where|who|when|whose|is|are|does|do|did|"
-                       r"was|were|has|have|should|(?:can|could|would|will)(?!\s+you\b))\b",
+_QUESTION = re.compile(r"^(?:" + "|".join(rules.QUESTION_WORDS + rules.MODAL_WORDS) + r")\b",
                        re.I)
+_MODAL = re.compile(r"^(?:" + "|".join(rules.MODAL_WORDS) + r")\b\s*", re.I)
+_WORD = re.compile(r"[`'\"]?([\w.'/:-]+)(?:\(\))?[`'\"]?")
+
+
+def _requests(question: str) -> bool:
+    """Whether a question led by a modal asks for something: a verb other than "be" or
+    "have" follows its subject ("Can `f` reuse `g`?", "Could you make f return UTC?",
+    "How about putting f in m.py?"), not "Could `f` be simpler?" nor "What about `f`?"."""
+    found = _MODAL.match(question)
+    if found is None:
+        return False
+    words = [w.lower() for w in _WORD.findall(question[found.end():].rstrip("?"))]
+    if " " not in found.group(0).strip():  # a modal: its subject comes first
+        skipped = 0
+        while words and words[0] in rules.PRONOUNS:
+            words, skipped = words[1:], skipped + 1
+        if not skipped:
+            words = words[1:]  # a name
+    if " ".join(words[:3]) in rules.ABLE_PHRASES:
+        words = words[3:]
+    return bool(words) and words[0] not in rules.STATE_VERBS and len(words) >= 2
 
 
 _OPENER = re.compile(r"^[^,:?`]{0,40}?[,:]\s+")  # "Also, ", "Moving on: "
@@ -49,6 +70,8 @@ def asks(sentence: str) -> bool:
     bare = _OPENER.sub("", text, count=1)
     if not text.endswith("?"):
         return len(bare.split()) <= 8 and bool(_HEADING.match(bare))
+    if _requests(bare) or _requests(text):
+        return False
     return bool(_QUESTION.match(text) or _QUESTION.match(bare))
 
 
@@ -73,8 +96,7 @@ def long_statements(text: str) -> list[str]:
 
 # the words a line that only points at places may have beside its names ("(See `a.py`,
 # `b.py::f`.)", "see also app/db.py")
-_POINTING = frozenset({"see", "also", "cf", "eg", "ie", "and", "or", "in", "at", "the",
-                       "here", "there"})
+_POINTING = rules.POINTING_WORDS
 _NAMED_SPAN = re.compile(r"`[\w./:-]+`")  # a code span holding one name or path, no code
 _BARE_PATH = re.compile(r"(?<![\w`/])[\w.-]+(?:/[\w.-]+)*\.pyi?(?:::[\w.]+)?(?![\w`])"
                         r"|(?<![\w`/])[\w.-]+/[\w./-]*\w(?:::[\w.]+)?(?![\w`])")

@@ -9,7 +9,9 @@ engram's edit engine made (``memory.edits``: its message carries the ``Engram-Ed
 trailer) is a change like any other, and the reason says so ("by engram's edit").
 A symbol whose code is still the same is re-validated: its anchor moves to the new
 blob; a stale unit whose symbol's code is back to what it was (``/undo``, a revert) is
-valid again (``check`` lists it in ``revalidated``). No model is involved.
+valid again (``check`` lists it in ``revalidated``). ``verdict`` reads one anchor against
+the working tree now without marking anything (the MCP server's recall). No model is
+involved.
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ from memory.chunks import chunk_file
 from memory.edits import is_engram_commit
 from memory.edits.gitstate import GitFailed
 from memory.edits.gitstate import text as git_text
+
+
+def _blob_of(data: bytes) -> str:
+    """Git's blob id of ``data`` (``git hash-object`` on a file without filters)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _code_hash(code: str) -> str:
@@ -98,13 +105,35 @@ class StalenessWatch:
             if node.stale:
                 continue
             head = head or _git.head(self.root)
-            committed = self._code(anchor.location, head) if head else None
-            where = self._changed_in(anchor, path, head) if committed is None or \
-                _code_hash(committed) != anchor.code else "the working tree"
-            node.stale = f"{anchor.location} changed in {where}" if code is not None \
-                else f"{anchor.location} removed in {where}"
+            node.stale = self._reason(anchor, path, code, head)
             marked.append(node)
         return marked
+
+    def _reason(self, anchor: Anchor, path: str, code: str | None, head: str) -> str:
+        """Why ``anchor``'s symbol is no longer what it was (``code``: its code now)."""
+        committed = self._code(anchor.location, head) if head else None
+        where = self._changed_in(anchor, path, head) if committed is None or \
+            _code_hash(committed) != anchor.code else "the working tree"
+        return f"{anchor.location} changed in {where}" if code is not None \
+            else f"{anchor.location} removed in {where}"
+
+    def verdict(self, anchor: Anchor) -> tuple[str, str]:
+        """Whether ``anchor``'s symbol is as it was, read now, changing nothing:
+        ("fresh", ""), ("changed", why) or ("gone", why). The file's blob is hashed here
+        (as git hashes a file without filters) so that an unchanged file costs no git
+        call; a file whose bytes changed is chunked and its symbol compared."""
+        path = anchor.location.partition("::")[0]
+        try:
+            data = (self.root / path).read_bytes()
+        except OSError:
+            data = None
+        if data is not None and _blob_of(data) == anchor.blob:
+            return "fresh", ""
+        code = self._code(anchor.location) if data is not None else None
+        if code is not None and _code_hash(code) == anchor.code:
+            return "fresh", ""
+        why = self._reason(anchor, path, code, _git.head(self.root))
+        return ("changed" if code is not None else "gone"), why
 
     def _changed_in(self, anchor: Anchor, path: str, head: str) -> str:
         """Where ``path`` changed since ``anchor``: the last commit since then that touched

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import re
 
-from memory.backends.cards import ground
+from memory.backends.cards import ground, rules
 from memory.backends.cards.graph import ADDITIVE, frame
 
 _SPAN = re.compile(r"`([^`\n]+)`")
-_NEGATED = re.compile(
-    r"(?:\bnot|\bnever|n't|\bno longer)\s+(?:(?!only\b|just\b|merely\b)\w+\s+)?"
-    r"(?:use|reuse|call|import|depend on|rely on)\b", re.I)
+_NEGATED = re.compile(  # a negation, up to three words, a verb of use in any form
+    r"(?:\bnot|\bnever|n't|\bno longer)\s+(?:(?!" + r"\b|".join(rules.NOT_NEGATING)
+    + r"\b)[\w'`]+\s+){0,3}(?:" + "|".join(v.replace(" ", r"(?:s|d|ed|ing)?\s+")
+                                        for v in rules.USE_VERBS) + r")(?:s|d|ed|ing)?\b",
+    re.I)
 _BUT = re.compile(r"\s*(?:\w+\s+){0,2}?(?:anything|nothing)\s+(?:but|except|other than)\b", re.I)
 
 

@@ -1,0 +1,271 @@
+"""What a developer's statement is about, whatever its phrasing: the function it concerns,
+the aspect it sets (location, parameters, dependency, behaviour, constraint) and the
+value it gives.
+
+Names are read bare, quoted or in backticks, and resolved against the repository's
+symbols and files and the subjects the conversation introduced (``Lexicon``); a path
+against the tree (a bare module name too, after a word of place, when one file has that
+name); a parameter list by its parentheses; a dependency by a name other than the
+subject plus where it comes from, said before or after it ("g from m", "m's g",
+"``m.g``", "from m, g"). The subject is a name the conversation already talks about,
+else the name a passive gives after "by", else the first name not said to come from
+somewhere. The aspect is read by meaning: the statement, its names masked, is embedded
+and compared with prototype statements of each aspect (``rules.PROTOTYPES``), among the
+aspects whose values it holds. A value statement then has one ``form`` whatever its
+phrasing ("`f` belongs in `p`.", "`f` takes (a, b).", "`f` should reuse `g` from `p`.",
+"`f` needs `g` from the `m` module."), which the revision rules compare: two statements
+of one aspect about one function set the same slot.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memory.backends.cards import rules, spoken
+from memory.backends.cards.names import kind
+from memory.backends.cards.spoken import Lexicon, Token, pairs, split_dotted
+from memory.embed import Embedder, cosine
+
+_PARAM = re.compile(r"^\s*(?:\*{0,2}[A-Za-z_]\w*(?:\s*:\s*[\w.\[\], |]+?)?"
+                    r"(?:\s*=\s*[^,()]+)?|\*|/)\s*$")
+_ARGS = re.compile(r"\(([^()\n]*)\)")
+_PLACE_WORDS = ("in", "into", "to", "under", "inside", "within")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a statement is about. ``aspect`` is "" when no name was read as its subject."""
+
+    subject: str = ""
+    aspect: str = ""
+    value: str = ""  # the place, "(a, b)", or the dependency's name
+    source: str = ""  # where a dependency comes from: a file of the repository or a module
+    internal: bool = False  # the dependency is the repository's own
+
+    def form(self) -> str:
+        """The statement in one phrasing per aspect ("" for other aspects): what the
+        slot rules compare."""
+        s, v = self.subject, self.value
+        if not s or not v:
+            return ""
+        if self.aspect == "location":
+            return f"`{s}` belongs in `{v}`."
+        if self.aspect == "parameters":
+            return f"`{s}` takes {v}."
+        if self.aspect != "dependency":
+            return ""
+        if self.internal:
+            return f"`{s}` should reuse `{v}` from `{self.source}`." if self.source \
+                else f"`{s}` should reuse `{v}`."
+        return f"`{s}` needs `{v}` from the `{self.source}` module." if self.source \
+            else f"`{s}` needs `{v}`."
+
+
+class Reader:
+    """Reads statements (``read``) with the embedder (the aspects' prototypes)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._prototypes: dict[str, np.ndarray] | None = None
+
+    def prototypes(self) -> dict[str, np.ndarray]:
+        if self._prototypes is None:
+            texts = [t for group in rules.PROTOTYPES.values() for t in group]
+            vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+            out, n = {}, 0
+            for name, group in rules.PROTOTYPES.items():
+                out[name] = vectors[n:n + len(group)]
+                n += len(group)
+            self._prototypes = out
+        return self._prototypes
+
+    def read(self, text: str, lexicon: Lexicon) -> Reading:
+        return self.read_all([text], lexicon)[0]
+
+    def read_all(self, texts: list[str], lexicon: Lexicon) -> list[Reading]:
+        """The readings of ``texts``: names and values first, then one embedding call for
+        the aspects of those that hold a value."""
+        drafts = [_draft(t, lexicon) for t in texts]
+        masked = [d.masked for d in drafts if d.options]
+        vectors = np.asarray(self.embedder.embed(masked), dtype=np.float32) if masked \
+            else np.zeros((0, 1), dtype=np.float32)
+        protos = self.prototypes() if masked else {}
+        out: list[Reading] = []
+        n = 0
+        for d in drafts:
+            if not d.options:
+                out.append(Reading(d.subject))
+                continue
+            v = vectors[n]
+            n += 1
+            scores = {a: float(np.max(cosine(v, protos[a]))) for a in protos}
+            prose = max(scores["behaviour"], scores["constraint"])
+            best = max(d.options, key=lambda a: scores[a])
+            if scores[best] - prose < rules.VALUE_MARGIN:
+                aspect = "behaviour" if scores["behaviour"] >= scores["constraint"] \
+                    else "constraint"
+                out.append(Reading(d.subject, aspect))
+                continue
+            out.append(Reading(d.subject, best, *d.options[best]))
+        return out
+
+
+@dataclass
+class _Draft:
+    subject: str = ""
+    options: dict[str, tuple[str, str, bool]] = field(default_factory=dict)
+    masked: str = ""
+
+
+
+
+def _draft(text: str, lexicon: Lexicon) -> _Draft:
+    tokens = spoken.tokens(text, lexicon)
+    names = [i for i, t in enumerate(tokens) if t.kind == "name"]
+    if not names:
+        return _Draft()
+    sources, used = pairs(text, tokens, lexicon)
+    names = [i for i in names if i not in used]
+    if not names:
+        return _Draft()
+    lower = text.lower()
+
+    def key(i: int) -> str:
+        return tokens[i].text.rsplit(".", 1)[-1].split("::")[-1].lower()
+
+    known = [i for i in names if key(i) in lexicon.subjects and i not in sources]
+    # else a name that can be a function: not a module, a constant or inside parentheses
+    able = [i for i in names if i not in sources and not _in_args(text, tokens[i])
+            and tokens[i].text not in lexicon.modules and not tokens[i].text.isupper()]
+    by = [i for i in able if _after_word(lower, tokens[i], rules.AGENT_WORDS)]
+    acting = [i for i in able if re.match(_ACTING, lower[tokens[i].end:])]
+    scoped = [[i for i in able if _after_word(lower, tokens[i], words)]
+              for words in rules.SCOPE_WORDS]
+    pick = next(c for c in (known, by, acting, *scoped, able, names) if c)[0]
+    subject = tokens[pick].text
+    draft = _Draft(subject)
+    # the source of the subject, said "f in m.py", is its place
+    taken = {pick}
+    places: list[str] = []
+    placed_at: set[int] = set()  # tokens naming a place
+    if pick in sources:
+        places.append(sources[pick])
+    for i, t in enumerate(tokens):
+        if i == pick:
+            continue
+        if i in used:
+            continue  # where a name comes from (the subject's: placed above)
+        if t.kind == "path":
+            places.append(lexicon.file(t.text) or t.text)
+            placed_at.add(i)
+        elif t.kind == "word":
+            before = lower[:t.start].rstrip()
+            after = lower[t.end:].lstrip()
+            placed = before.endswith(tuple(f" {w}" for w in _PLACE_WORDS)) \
+                or before.endswith(tuple(f" {w} the" for w in _PLACE_WORDS))
+            if (placed or after.startswith(rules.MODULE_WORDS)) and lexicon.file(t.text):
+                places.append(lexicon.file(t.text))
+                placed_at.add(i)
+    if places:
+        draft.options["location"] = (places[-1], "", False)
+    args = _parameters(text, tokens, pick)
+    if args is not None:
+        draft.options["parameters"] = (args, "", False)
+    others = [i for i in names if i not in taken and not _in_args(text, tokens[i])
+              and tokens[i].text != subject and _resolves(tokens[i].text, i in sources,
+                                                          lexicon)]
+    if others:
+        i = others[0]
+        name, source = split_dotted(tokens[i].text, lexicon)
+        source = sources.get(i, source)
+        internal = bool(lexicon.file(source)) if source else \
+            name.rsplit(".", 1)[-1] in lexicon.symbols
+        if internal and not source:
+            source = lexicon.defined_in.get(name.rsplit(".", 1)[-1], "")
+        elif not source and name in lexicon.modules:
+            source = name  # a module used whole ("uses re")
+        draft.options["dependency"] = (name, source, internal)
+    draft.masked = _masked(text, tokens, pick, used | placed_at, lexicon)
+    return draft
+
+
+_ACTING = r"[`'\"]?\s+(?:" + "|".join(rules.ACTING_WORDS) + r")\b"
+
+
+def _resolves(name: str, sourced: bool, lexicon: Lexicon) -> bool:
+    """Whether a name can be a dependency: the repository has it, it is a module, it is
+    said to come from somewhere ("g from m", ``m.g``), or it is spelled as a class, an
+    exception or a constant; not a value or a parameter in code spans (`unicode`, `maxsize`)."""
+    last = name.rsplit(".", 1)[-1]
+    return sourced or last in lexicon.symbols or name in lexicon.modules \
+        or bool(split_dotted(name, lexicon)[1]) or kind(last) != "function"
+
+
+def _after_word(lower: str, token: Token, words: tuple[str, ...]) -> bool:
+    """Whether ``token`` is said right after one of ``words`` ("used by f", "for f, ...")."""
+    before = lower[:token.start].rstrip()
+    return any(before == w or before.endswith((f" {w}", f"({w}")) for w in words)
+
+
+def _in_args(text: str, token: Token) -> bool:
+    """Whether a name is said inside a parenthesised list (a parameter, not a dependency)."""
+    before = text[:token.start]
+    return before.count("(") > before.count(")")
+
+
+def _parameter_list(inner: str) -> bool:
+    """Whether the text inside parentheses is a list of parameters ("", "a, b=1", "*args")."""
+    return not inner.strip() or all(_PARAM.match(p) for p in inner.split(","))
+
+
+def _parameters(text: str, tokens: list[Token], subject: int) -> str | None:
+    """The parameter list a statement gives: a parenthesised list of parameters (or
+    "()"), not right after another name (a call of it)."""
+    for m in _ARGS.finditer(text):
+        if not _parameter_list(m.group(1)):
+            continue
+        inner = m.group(1).strip()
+        items = inner.split(",") if inner else []
+        before = text[:m.start()]
+        owner = next((t for t in reversed(tokens) if t.end <= m.start()), None)
+        if any(t.call and t.start < m.start() < t.end for t in tokens):
+            continue  # "f()": a name said as a call
+        if owner is not None and owner.end == m.start() and owner.kind == "name" \
+                and owner.text != tokens[subject].text:
+            continue  # "g(x)": a call of another name
+        if before.rstrip().endswith("`") and "`" in text[m.end():m.end() + 1]:
+            continue
+        return "(" + ", ".join(p.strip() for p in items) + ")"
+    return None
+
+
+def _mask(name: str, lexicon: Lexicon) -> str:
+    """The neutral words a name is masked by: what kind of thing it is."""
+    if name in lexicon.modules:
+        return rules.MASKS["module"]
+    return rules.MASKS[kind(name)]
+
+
+def _masked(text: str, tokens: list[Token], subject: int, places: set[int],
+            lexicon: Lexicon) -> str:
+    """``text`` with its names, places and parameter lists replaced by neutral words."""
+    out, at = [], 0
+    for i, t in enumerate(tokens):
+        if (t.kind == "word" and i not in places) or (i != subject and _in_args(text, t)):
+            continue  # a plain word, or one inside parentheses (masked with them)
+        out.append(text[at:t.start])
+        out.append(rules.MASK_SUBJECT if i == subject else
+                   rules.MASK_PLACE if t.kind == "path" or lexicon.file(t.text) else
+                   rules.MASKS["module"] if i in places else _mask(t.text, lexicon))
+        at = t.end
+    out.append(text[at:])
+    masked = _ARGS.sub(lambda m: " " + rules.MASK_ARGS if _parameter_list(m.group(1))
+                       else m.group(0), "".join(out))
+    masked = re.sub(r"\b(?:a|an|the)\s+(?=(?:the|an)\b)", "", masked, flags=re.I)
+    for mask in (rules.MASK_PLACE, rules.MASKS["module"]):  # "the that file module"
+        masked = re.sub(r"\b(?:the\s+)?" + re.escape(mask) + r"(?:\s+(?:"
+                        + "|".join(rules.MODULE_WORDS) + r"))?\b", mask, masked)
+    return " ".join(masked.split())

@@ -1,0 +1,222 @@
+"""cards reads what a statement is about, not how it is phrased: each aspect said in
+several shapes (bare and quoted names, question-shaped requests, passive, the dependency
+named first, first person), each later one superseding the earlier one of another shape;
+a real question states nothing. Real MiniLM, a real tree-sitter index over a git
+repository in a tmp dir, ``cards_facts=said`` (no model). Our own wording: none of these
+sentences is in the shape the bench's builder writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.backends import registry
+from memory.backends.cards.reading import Lexicon, Reader
+from memory.backends.cards.said import asks
+from memory.types import Turn
+from tests.memory.cards_support import repo_env
+
+MONEY = '''"""Money helpers."""
+from decimal import ROUND_HALF_UP, Decimal
+
+
+def round_cents(value):
+    """Round a Decimal amount to whole cents, half up."""
+    return Decimal(value).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+def to_decimal(text):
+    """Read a price written as text into a Decimal."""
+    return Decimal(text.strip())
+'''
+
+TEXT = '''"""Text helpers."""
+
+
+def clean_code(raw):
+    """Upper-case a product code and drop the spaces around it."""
+    return raw.strip().upper()
+
+
+def strip_accents(text):
+    """Drop the accents of a text."""
+    return text
+'''
+
+ORDERS = '''"""Orders."""
+
+
+def split_lines(lines, size):
+    """Cut order lines into batches of ``size``."""
+    return [lines[i:i + size] for i in range(0, len(lines), size)]
+'''
+
+REPORT = '''"""Reports."""
+
+
+def stock_lines(stock):
+    """One printable line per product in stock."""
+    return [f"{code}: {qty}" for code, qty in sorted(stock.items())]
+'''
+
+ERRORS = '''"""Errors."""
+
+
+class ShopError(Exception):
+    """Anything the shop refuses."""
+'''
+
+FILES = {"shop/__init__.py": "", "shop/money.py": MONEY, "shop/text.py": TEXT,
+         "shop/orders.py": ORDERS, "shop/report.py": REPORT, "shop/errors.py": ERRORS}
+
+
+@pytest.fixture
+def make_env(tmp_path, embedder):
+    return repo_env(tmp_path, embedder, FILES)
+
+
+async def _said(cards, lines, start=0):
+    for n, line in enumerate(lines, start):
+        await cards.observe(Turn(n, line, "Noted."))
+
+
+def _current(cards, about="cart_total"):
+    return [n.content for n in cards.graph.current()
+            if n.type == "fact" and n.subject.split("::")[-1] == about]
+
+
+async def _each_supersedes(cards, lines):
+    """Say ``lines`` one turn each: after each, it is the one current statement of them
+    (the one before it superseded)."""
+    for n, line in enumerate(lines):
+        await cards.observe(Turn(n, line, "Noted."))
+        current = [c for c in _current(cards) if c in lines]
+        assert current == [line], (line, current)
+
+
+async def test_a_location_said_five_ways_the_latest_holds(make_env):
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _each_supersedes(cards, [
+        "cart_total belongs in shop/report.py.",  # bare name, statement
+        "Put 'cart_total' in shop/money.py.",  # quoted, imperative
+        "Could cart_total live in the orders module?",  # a question-shaped request
+        "shop/text.py is where `cart_total` should be defined.",  # the place first
+        "I'd put cart_total into shop/errors.py.",  # first person
+        "cart_total should be written in the report module.",  # passive, bare module
+    ])
+    node = next(n for n in cards.graph.current() if n.type == "fact")
+    assert node.form == "`cart_total` belongs in `shop/report.py`."
+
+
+async def test_parameters_said_five_ways_the_latest_hold(make_env):
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _each_supersedes(cards, [
+        "cart_total takes (lines).",
+        "Could 'cart_total' take (lines, prices)?",
+        "I'd have cart_total accept (items, prices, currency).",
+        "The signature of `cart_total` should be (lines, prices, rounding=True).",
+        "(lines, table) are the arguments cart_total is called with.",
+        "Let \"cart_total\" receive (lines, price_table).",
+    ])
+
+
+async def test_a_behaviour_said_five_ways_the_latest_holds(make_env):
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _each_supersedes(cards, [
+        "cart_total returns the sum of quantity times unit price, rounded to cents.",
+        "Could 'cart_total' return the sum of quantity times unit price, rounded to "
+        "whole euros?",
+        "I'd like cart_total to return the sum of quantity times unit price, rounded "
+        "to tenths of a cent.",
+        "The sum of quantity times unit price, rounded down to cents, is what "
+        "`cart_total` should return.",
+        "Have cart_total return the sum of quantity times unit price, not rounded at all.",
+    ])
+
+
+async def test_an_internal_dependency_said_five_ways_the_latest_holds(make_env):
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _said(cards, ["cart_total belongs in shop/orders.py."])
+    lines = [
+        "cart_total should lean on clean_code from shop/text.py.",  # bare
+        "cart_total shouldn't use 'clean_code'.",  # quoted, negated
+        "Can cart_total call clean_code from the text module?",  # question, bare module
+        "clean_code must not be used by `cart_total`.",  # the dependency first, passive
+        "From shop/text.py, I'd take clean_code for cart_total.",  # the source first
+        "I don't want cart_total to call clean_code.",  # first person
+    ]
+    for n, line in enumerate(lines, 1):
+        await cards.observe(Turn(n, line, "Noted."))
+        current = [c for c in _current(cards) if c in lines]
+        assert current == [line], (line, current)
+    assert cards.graph.nodes["fact:1:0"].form == \
+        "`cart_total` should reuse `clean_code` from `shop/text.py`."
+
+
+async def test_an_external_dependency_said_five_ways_the_latest_holds(make_env):
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _said(cards, ["cart_total belongs in shop/orders.py."])
+    lines = [
+        "cart_total needs Decimal from decimal.",  # bare
+        "Decimal from the decimal module should not be used by cart_total.",  # passive
+        "Could `cart_total` use decimal.Decimal?",  # question, dotted
+        "I'd rather cart_total didn't import 'Decimal'.",  # first person, quoted
+        "From the decimal module, take Decimal for cart_total.",  # the source first
+    ]
+    for n, line in enumerate(lines, 1):
+        await cards.observe(Turn(n, line, "Noted."))
+        current = [c for c in _current(cards) if c in lines]
+        assert current == [line], (line, current)
+    assert cards.graph.nodes["fact:1:0"].form == \
+        "`cart_total` needs `Decimal` from the `decimal` module."
+
+
+async def test_two_unrelated_dependencies_both_hold(make_env):
+    """A second name is an addition, however either is phrased."""
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    said = ["cart_total belongs in shop/orders.py.",
+            "cart_total should lean on clean_code from shop/text.py.",
+            "Could 'cart_total' use round_cents from the money module?"]
+    await _said(cards, said)
+    assert _current(cards) == said
+
+
+async def test_a_real_question_states_nothing(make_env):
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    said = ["cart_total belongs in shop/orders.py."]
+    await _said(cards, [*said, "What does cart_total return for an empty cart?",
+                        "Where is cart_total defined?", "Could cart_total be simpler?",
+                        "Is 'cart_total' safe to call with no lines?"])
+    assert _current(cards) == said
+    assert [n.content for n in cards.graph.current() if n.type == "fact"] == said
+
+
+@pytest.mark.parametrize("question, request_", [
+    ("What does cart_total do?", False),
+    ("Where should cart_total go?", False),
+    ("Could `cart_total` be simpler?", False),
+    ("Can cart_total reuse clean_code?", True),
+    ("Could cart_total take (lines, prices)?", True),
+    ("How about putting cart_total in shop/orders.py?", True),
+    ("Should it raise ShopError on a negative quantity?", True),
+])
+def test_a_request_phrased_as_a_question_states_what_is_wanted(question, request_):
+    assert asks(question) is not request_
+
+
+def test_names_resolve_against_the_repository_and_the_conversation(embedder):
+    lexicon = Lexicon(frozenset({"clean_code", "round_cents"}),
+                      ("shop/text.py", "shop/money.py", "shop/orders.py"),
+                      {"clean_code": "shop/text.py", "round_cents": "shop/money.py"},
+                      frozenset({"cart_total"}))
+    reader = Reader(embedder)
+    got = reader.read_all(["round_cents should be used by cart_total.",
+                           "text.py's clean_code is what cart_total should call.",
+                           "Move cart_total to money.",
+                           "For cart_total: a negative quantity raises ShopError."],
+                          lexicon)
+    assert [(r.subject, r.aspect) for r in got] == [
+        ("cart_total", "dependency"), ("cart_total", "dependency"),
+        ("cart_total", "location"), ("cart_total", "constraint")]
+    assert got[0].form() == "`cart_total` should reuse `round_cents` from `shop/money.py`."
+    assert got[1].form() == "`cart_total` should reuse `clean_code` from `shop/text.py`."
+    assert got[2].form() == "`cart_total` belongs in `shop/money.py`."
