@@ -21,6 +21,8 @@ import os
 import re
 from pathlib import Path
 
+from memory.sessions.common import head_rows
+
 TOOLS = ("claude", "codex", "aider", "engram")
 TOOL_NAMES = {"claude": "claude-code", "codex": "codex", "aider": "aider", "engram": "engram"}
 HEAD_LINES = 20  # lines of a session read to find where it ran
@@ -51,22 +53,11 @@ def _inside(cwd: str, root: Path) -> bool:
 
 def _cwd(path: Path) -> str:
     """The working folder a JSONL session names in its first lines ("" if none)."""
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for _, line in zip(range(HEAD_LINES), fh, strict=False):
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if not isinstance(row, dict):
-                    continue
-                payload = row.get("payload")
-                found = row.get("cwd") or (payload.get("cwd") if isinstance(payload, dict)
-                                           else None)
-                if found:
-                    return str(found)
-    except OSError:
-        return ""
+    for row in head_rows(path, HEAD_LINES) or []:
+        payload = row.get("payload")
+        found = row.get("cwd") or (payload.get("cwd") if isinstance(payload, dict) else None)
+        if found:
+            return str(found)
     return ""
 
 
