@@ -17,7 +17,7 @@ export CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=O
 	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
 	-DLLAMA_BUILD_SERVER=OFF -DLLAVA_BUILD=OFF
 
-.PHONY: run test lint bench clean
+.PHONY: run test check lint bench clean
 
 # engram itself: no torch (the embeddings run on ONNX Runtime, the model on llama.cpp).
 $(STAMP): pyproject.toml Makefile
@@ -46,6 +46,12 @@ run: $(STAMP)
 test: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest -n auto
+
+# the fast loop: ruff and every test that needs neither the real embedded model (`slow`)
+# nor the llama.cpp server (`server`); the real MiniLM, LanceDB, git and the app still run
+check: $(DEV_STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest -n auto -m "not slow and not server"
 
 bench: $(DEV_STAMP)
 	$(PY) scripts/bench_index.py

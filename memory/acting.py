@@ -3,11 +3,16 @@ the headless command line turn answers into edits, commits and undos, and give t
 its repository tools.
 
     bench = Workbench(agent, root, ConsentPolicy(asker))   # agent.tools, the edit format
+                                            # as the model can follow them (bench.offered)
     turn = await agent.ask(query)
     prepared = bench.propose(turn)          # None: no edit blocks; nothing is written
     if prepared is not None and prepared.ok:
         bench.apply(prepared, turn)         # or bench.reject(prepared, turn)
     bench.undo()                            # the last applied answer reverted
+
+What the model is offered follows its profile (memory/capabilities.py): the embedded
+small model gets neither the tools nor the edit format, and an edit block it writes
+anyway is not proposed; ``offer`` applies another model's profile after a switch.
 
 Every step is an ``edit`` record in the session's transcript (``agent.record``): op
 ``proposed`` (paths, ok, message, diff), ``applied`` (commit), ``rejected``, ``undone``
@@ -37,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory.capabilities import EVERYTHING, Capabilities, capabilities_of
 from memory.edits import EDIT_FORMAT, Applied, Prepared, Undone, has_blocks, prepare
 from memory.edits import apply as apply_edits
 from memory.edits import undo as undo_edits
@@ -55,6 +61,14 @@ if TYPE_CHECKING:
     from memory.types import Turn
 
 EDIT_PROMPT = "\n\nYou can change the repository's files with edit blocks.\n"
+
+
+def _literal(text: str) -> str:
+    """``text`` safe inside the system prompt's ``str.format`` template."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+EDITING = EDIT_PROMPT + _literal(EDIT_FORMAT)  # what the system prompt gains with edits
 
 
 @dataclass
@@ -105,7 +119,8 @@ class Workbench:
     """What the assistant does to the repository beside answering."""
 
     def __init__(self, agent: Agent, root: Path, consent: ConsentPolicy, *,
-                 jail: Jail | None = None, commands: bool = True) -> None:
+                 jail: Jail | None = None, commands: bool = True,
+                 offer: Capabilities | None = None) -> None:
         self.agent = agent
         self.root = Path(root)
         self.consent = consent
@@ -115,11 +130,9 @@ class Workbench:
         self.tools = SeeingTools(self.root, agent.env.repo, runner,
                                  constrained=agent.llm.constrained(), env=agent.env,
                                  turns=lambda: len(agent.turns))
-        agent.tools = self.tools
-        if EDIT_FORMAT.strip() not in agent.config.system_prompt:
-            prompt = agent.config.system_prompt + EDIT_PROMPT + _literal(EDIT_FORMAT)
-            agent.config = replace(agent.config, system_prompt=prompt)
-        agent.examples = example_messages()
+        self._prompt = agent.config.system_prompt.replace(EDITING, "")
+        self.offered = EVERYTHING
+        self.offer(offer)
         self._pending: Prepared | None = None
         self._pending_turn: int | None = None
         agent.focus = self.open_paths  # their folders' instruction files join the context
@@ -127,6 +140,19 @@ class Workbench:
     def open_paths(self) -> list[str]:
         """The files of the proposal waiting to be applied (none: nothing is open)."""
         return list(self._pending.paths) if self._pending is not None else []
+
+    def offer(self, capabilities: Capabilities | None = None) -> Capabilities:
+        """Offer the agent's model the tools and the edit format it can follow: the
+        profile of its model (memory/capabilities.py) unless ``capabilities`` are given
+        (replay's agentic benchmark offers every model both). Called again after the
+        model changes."""
+        offered = capabilities or capabilities_of(self.agent.llm.model)
+        self.offered = offered
+        self.agent.tools = self.tools if offered.tools else None
+        prompt = self._prompt + (EDITING if offered.edits else "")
+        self.agent.config = replace(self.agent.config, system_prompt=prompt)
+        self.agent.examples = example_messages() if offered.edits else []
+        return offered
 
     @property
     def pending(self) -> Prepared | None:
@@ -143,7 +169,7 @@ class Workbench:
         that applies becomes ``pending`` (an earlier pending one is ``rejected``)."""
         seen = self.seen()
         self.tools.seen.clear()  # the next turn starts seeing afresh
-        if not turn.ok or not has_blocks(turn.assistant):
+        if not self.offered.edits or not turn.ok or not has_blocks(turn.assistant):
             return None
         prepared = prepare(self.root, turn.assistant, seen, index=self.agent.env.repo)
         paths = prepared.paths or sorted({p.path for p in prepared.problems if p.path})
@@ -191,7 +217,3 @@ class Workbench:
             record.setdefault("diff", "")
         self.agent.record(record)
 
-
-def _literal(text: str) -> str:
-    """``text`` safe inside the system prompt's ``str.format`` template."""
-    return text.replace("{", "{{").replace("}", "}}")

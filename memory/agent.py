@@ -15,6 +15,7 @@ from memory.instructions import Instructions, Placed, sections
 from memory.llm import LLM, LLMError
 from memory.steering import Steering, edit, forget, replay_op, segments
 from memory.toolloop import MARGIN, MAX_STEPS, STEP_TOKENS, Toolbox, combine, run_tools
+from memory.tools.consent import ASKING, Asking
 from memory.transcript import TranscriptWriter
 from memory.types import ContextPack, Section, Turn
 
@@ -157,10 +158,20 @@ class Agent:
         return pack
 
     async def answer_with(self, backend: Backend, query: str,
-                          on_token: Callable[[str], None] | None = None) -> Turn:
-        """Answer ``query`` through ``backend`` without changing any state.
+                          on_token: Callable[[str], None] | None = None,
+                          side: str = "") -> Turn:
+        """Answer ``query`` through ``backend`` without changing any state; ``side``: which
+        answer of an A/B it is (a consent asker names it).
 
         A failure comes back as a turn with ``error`` set (and any partial answer)."""
+        asking = ASKING.set(Asking(backend.name, self.llm.model, side))
+        try:
+            return await self._answer_with(backend, query, on_token)
+        finally:
+            ASKING.reset(asking)
+
+    async def _answer_with(self, backend: Backend, query: str,
+                           on_token: Callable[[str], None] | None) -> Turn:
         before = self.llm.ledger.copy()
         calls_before = self.llm.stats.as_dict()
         started = time.time()
@@ -287,8 +298,8 @@ class Agent:
                  on_tokens: list[Callable[[str], None] | None]) -> list[Turn]:
         """Answer ``query`` with each backend (nothing is committed yet)."""
         turns = []
-        for backend, on_token in zip(backends, on_tokens, strict=True):
-            turns.append(await self.answer_with(backend, query, on_token))
+        for side, backend, on_token in zip("AB", backends, on_tokens, strict=True):
+            turns.append(await self.answer_with(backend, query, on_token, side))
         return turns
 
     async def choose(self, turns: list[Turn], choice: int, backends: list[Backend]) -> Turn:

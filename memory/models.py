@@ -5,7 +5,7 @@ A name is a litellm model string (``openai/qwen2.5-coder-7b``, ``ollama/llama3.1
 
     {"models": {"coder": {"model": "openai/qwen2.5-coder-7b",
                           "api_base": "http://localhost:8000/v1", "structured": "schema",
-                          "api_key_env": "CODER_KEY"}}}
+                          "api_key_env": "CODER_KEY", "tools": true, "edits": true}}}
 
 A model without an alias takes its api base and forced structured mode from the
 settings (``memory.settings``: ``--api-base`` / ``--structured``, else
@@ -39,7 +39,8 @@ _BASE_ENV = {"openai": ("OPENAI_API_BASE", "OPENAI_BASE_URL"),
 _DEFAULT_BASE = {"ollama": "http://localhost:11434", "ollama_chat": "http://localhost:11434",
                  "lm_studio": "http://localhost:1234/v1",
                  "llamafile": "http://127.0.0.1:8080/v1"}
-_ALIAS_KEYS = frozenset({"model", "api_base", "structured", "api_key_env", "api_key_file"})
+_ALIAS_KEYS = frozenset({"model", "api_base", "structured", "api_key_env", "api_key_file",
+                         "tools", "edits"})
 
 
 class ModelConfigError(ValueError):
@@ -120,6 +121,10 @@ def _check_entry(alias: str, entry: Any, path: str) -> None:
         check_api_base(str(entry["api_base"]), where)
     if entry.get("structured") is not None:
         check_structured(str(entry["structured"]), where)
+    for offered in ("tools", "edits"):  # what the model is offered (memory/capabilities.py)
+        if offered in entry and not isinstance(entry[offered], bool):
+            raise ModelConfigError(f"{where}: \"{offered}\" is true or false, not "
+                                   f"{entry[offered]!r:.40}")
 
 
 def check_api_base(url: str, where: str = "--api-base") -> str:

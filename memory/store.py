@@ -20,6 +20,55 @@ VECTOR_INDEX_MIN_ROWS = 20_000
 KEY_COLUMNS = frozenset({"id", "scope", "path"})
 
 
+# lancedb imports the Lance namespace's generated REST client for a few of its models;
+# the client's package __init__ also builds a pydantic validator for every method of its
+# nine API classes, which engram never calls (no REST namespace): 2.7 of the 3.4 CPU
+# seconds of `import lancedb` with lance-namespace 0.13, paid by every process that opens
+# the index (a one-file refresh, `engram ask`, the app). So that package is entered
+# without running its __init__ (its submodules, the models, import as usual), and its
+# __init__ runs on the first use of one of its own names.
+_REST_CLIENT = "lance_namespace_urllib3_client"
+
+
+def _defer_package_init(name: str) -> None:
+    """Put package ``name`` in ``sys.modules`` with its ``__path__`` but its ``__init__``
+    not yet run; the first attribute looked up on it runs the ``__init__``. Nothing is
+    done when it is imported already, not installed, or not a package."""
+    import importlib.util
+    import sys
+
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or not spec.submodule_search_locations:
+        return
+    module = importlib.util.module_from_spec(spec)
+    loaded = False
+
+    def __getattr__(attribute: str) -> Any:  # a module's __getattr__ (PEP 562)
+        nonlocal loaded
+        if not loaded:
+            loaded = True
+            del module.__getattr__
+            spec.loader.exec_module(module)
+            return getattr(module, attribute)
+        raise AttributeError(f"module {name!r} has no attribute {attribute!r}")
+
+    module.__getattr__ = __getattr__  # type: ignore[attr-defined]
+    sys.modules[name] = module
+
+
+def import_lancedb() -> Any:
+    """``lancedb``, imported without the REST client's validators (see above)."""
+    import sys
+
+    if "lancedb" not in sys.modules:
+        _defer_package_init(_REST_CLIENT)
+    import lancedb
+
+    return lancedb
+
+
 def quote(value: str) -> str:
     """A string literal for a LanceDB ``where`` clause."""
     return "'" + value.replace("'", "''") + "'"
@@ -63,8 +112,7 @@ class Store:
         refresh that finds nothing changed never needs it."""
         with self._lock:
             if self._connection is None:
-                import lancedb
-
+                lancedb = import_lancedb()
                 self._connection = lancedb.connect(self.uri or str(self.path))
             return self._connection
 
@@ -118,7 +166,8 @@ class Store:
         here). Identifier columns (``id``, ``*_id``, ``scope``, ``path``) are kept as given:
         rows are found again by them."""
         if rows:
-            table.add([_redacted(row, secret_values()) for row in rows])
+            secrets = secret_values()  # the environment read once per write, not per row
+            table.add([_redacted(row, secrets) for row in rows])
 
     @staticmethod
     def delete(table: Any, where: str) -> None:

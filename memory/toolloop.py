@@ -12,7 +12,9 @@ once per turn. A call
 with ``request_heartbeat`` true, or a failed call (MemGPT's forced heartbeat), chains
 another step; anything else ends the loop and the model answers, as does, for a box
 with ``repeats_end`` (the repository tools), a call the turn made already (its output
-was given: small models repeat themselves). At most ``max_steps`` steps, every one
+was given: small models repeat themselves). A request the developer denied (a command
+refused in the consent prompt: its output tells the model so) ends the loop when it comes
+again, for any box, without asking twice. At most ``max_steps`` steps, every one
 counted as ``memory`` usage.
 
 What the loop sends stays within the window: before each step the calls' sections must
@@ -48,6 +50,7 @@ RESULT_CHARS = 3000  # MemGPT's FUNCTION_RETURN_CHAR_LIMIT: a toolbox may set it
 STEP_TOKENS = 300  # the longest reply a step may take
 MARGIN = 64  # chat-template overhead
 FIT_ATTEMPTS = 8  # measurements of a request's tokens before it is sent
+DENIED = "denied"  # a call's consent when the developer refused it (memory/tools/consent.py)
 
 STEP_PROMPT = """Before you answer, you may call one of your {kind}. Choose
 "answer" to reply to the developer now. Choose a function to {purpose};
@@ -222,6 +225,12 @@ async def run_tools(llm: LLM, box: Toolbox, pack: ContextPack, max_steps: int = 
         if name == ANSWER:
             break
         heartbeat = bool(args.pop(HEARTBEAT, False))
+        denied = next((c["step"] for c in outcome.calls if c.get("consent") == DENIED
+                       and c["function"] == name and c["args"] == args), None)
+        if denied is not None:  # the developer said no once: never asked again this turn
+            outcome.stopped = (f"step {outcome.steps} asked again for what the developer "
+                               f"denied at step {denied}")
+            break
         again = next((c["step"] for c in outcome.calls if repeats_end
                       and c["function"] == name and c["args"] == args), None)
         if again is not None:  # its output was given already: a small model's loop

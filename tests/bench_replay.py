@@ -143,9 +143,11 @@ def main() -> None:
     options = parse_options(args.backend_opt, registry.names())
     names = (args.backends.split(",") if args.backends else [*registry.names(), "oracle"])
     wanted = set(args.ids.split(",")) if args.ids else None
-    outlines = [o for o in load_outlines(args.dir) if len(o.queries()) >= args.min_l
+    every = load_outlines(args.dir)
+    outlines = [o for o in every if len(o.queries()) >= args.min_l
                 and (wanted is None or o.id in wanted)][: args.outlines]
-    voice = check_voice(args.voice, outlines, args.seed)
+    # a phrasing file covers the folder's outlines, not only those --min-l / --ids keep
+    voice = check_voice(args.voice, every, args.seed)
     reader = ContextReader([voiced(o, voice) for o in outlines], args.repo, args.answer_words)
     _register_scripted()
     counter = LLM(LLMConfig(model="scripted/bench"))  # tokens as the budgets count them

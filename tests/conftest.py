@@ -131,6 +131,41 @@ def engram_home(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield
 
 
+# The markers that say a test needs the real embedded model or the llama.cpp server:
+# `make check` deselects them. A test without one that loads the model, or starts the
+# server, fails here (its loads are recorded and the test failed at its end: a load in a
+# thread, or one a caller catches, is seen all the same). A subprocess a test starts is
+# not seen here: `make check` with the weights hidden finds those (README, "Tests").
+REAL_MODEL_MARKS = ("slow", "server")
+
+
+@pytest.fixture(autouse=True)
+def real_model_needs_a_mark(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                            ) -> Any:
+    if any(request.node.get_closest_marker(mark) for mark in REAL_MODEL_MARKS):
+        yield
+        return
+    from memory.local.model import LocalModel
+
+    loads: list[str] = []
+
+    def guarded(what: str) -> Callable[..., Any]:
+        def guard(*args: Any, **kwargs: Any) -> Any:
+            loads.append(what)
+            raise RuntimeError(f"{what} in a test not marked slow or server")
+        return guard
+
+    monkeypatch.setattr(LocalModel, "__init__", guarded("the embedded model loaded"))
+    import tests.served
+
+    monkeypatch.setattr(tests.served, "llama_server", guarded("the llama.cpp server started"))
+    yield
+    if loads:
+        pytest.fail(f"{', '.join(sorted(set(loads)))}: mark the test "
+                    f"@pytest.mark.{' or '.join(REAL_MODEL_MARKS)} (make check leaves those out)",
+                    pytrace=False)
+
+
 def _register_scripted() -> None:
     import litellm
     from litellm.llms.custom_llm import CustomLLM

@@ -112,6 +112,8 @@ def _workbench(session: Any, args: argparse.Namespace) -> Any:
     # without --allow-commands the model is not offered the run tool at all (no one is
     # there to consent, so every call would be refused after costing it a step)
     bench = Workbench(session.agent, root, consent, commands=args.allow_commands)
+    if bench.offered.limited:  # the embedded model: answers from the code, nothing applied
+        say(f"--apply: {bench.offered.notice(session.agent.llm.model)}")
     try:
         dirty = [line for line in gitstate.text(root, "status", "--porcelain").splitlines()
                  if line.strip()]

@@ -77,6 +77,7 @@ class EditFlow:
         self._ui_loop: asyncio.AbstractEventLoop | None = None
         self.watching: Any = None  # the turn's view while it is answered (live call lines)
         self._live: list[str] = []
+        self.notice = ""  # what the model is not offered (said once per model)
 
     def _setting(self, key: str, default: bool) -> bool:
         chosen = getattr(self.host.options, key, None)
@@ -105,7 +106,23 @@ class EditFlow:
                              severity="warning", timeout=20)
             return
         self.problem = ""
-        agent.tools = Watched(agent.tools, self._called)
+        self.offer()
+
+    def offer(self) -> None:
+        """Offer the session's model the tools and the edit format it can follow (its
+        profile, memory/capabilities.py), at start and after /model; what it is not
+        offered is said once, in a notice and the status line, never in the answers."""
+        if self.bench is None:
+            return
+        offered = self.bench.offer()
+        agent = self.bench.agent
+        if agent.tools is not None:  # the calls shown as they finish
+            agent.tools = Watched(agent.tools, self._called)
+        notice = offered.notice(agent.llm.model)
+        self.host.query_one(StatusBar).acting = "" if not notice else "answers from the code"
+        if notice and notice != self.notice:
+            self.host.notify(notice, title="no tools or edits for this model", timeout=20)
+        self.notice = notice
 
     def watch(self, view: Any) -> None:
         """Show the calls of the turn ``view`` is answering as they finish (None: stop)."""
@@ -174,17 +191,21 @@ class EditFlow:
         UI loop without blocking either; a cancelled turn takes its modal down."""
         if self._ui_loop is None:
             raise RuntimeError("the app is not running")
-        future = asyncio.run_coroutine_threadsafe(self._ask_ui(command), self._ui_loop)
+        from memory.tools.consent import ASKING
+
+        asking = ASKING.get()  # the answer under way on this loop: who asks
+        future = asyncio.run_coroutine_threadsafe(
+            self._ask_ui(command, str(asking) if asking is not None else ""), self._ui_loop)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
             future.cancel()
             raise
 
-    async def _ask_ui(self, command: str) -> Any:
+    async def _ask_ui(self, command: str, asking: str) -> Any:
         from tui.screens import ConsentScreen
 
-        return await self.choose(ConsentScreen(command))
+        return await self.choose(ConsentScreen(command, asking))
 
     # -- after an answer -------------------------------------------------------------------
     async def after_turn(self, view: Any, turn: Any) -> None:

@@ -128,6 +128,7 @@ class SlashHandlers:
         self.host.agent.llm = self.host.agent.env.llm = llm
         self.host.query_one(StatusBar).model = llm.model
         self.host.notify(f"model {llm.model}")
+        self.edits.offer()  # the tools and the edit format this model can follow
 
     async def slash_compact(self, args: list[str]) -> None:
         self._need_agent()

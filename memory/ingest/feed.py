@@ -12,7 +12,9 @@ turns first (read back from that transcript, nothing written again); a persisten
 A turn is taken once it is closed (the next turn began, or the tool marked its end) or
 the file has been left alone for ``settle`` seconds; the last line of a file still being
 written is left for the next run. After each turn the file's mark moves past it
-(``marks.py``), so an interrupted run loses nothing and repeats nothing.
+(``marks.py``), so an interrupted run loses nothing and repeats nothing. An error of the
+backend stops only its file (reported, its mark before the failing turn); the other
+files go on.
 """
 
 from __future__ import annotations
@@ -104,13 +106,22 @@ class Feeder:
             return report
         if mark is None:
             mark = self._new_mark(path, tool, session)
-        agent = await self._agent(mark, path, tool, session)
         report.session = mark.session
+        try:
+            agent = await self._agent(mark, path, tool, session)
+        except Exception as exc:  # the backend's: this file is reported, the others go on
+            report.error = _failed(self.backend, "", exc)
+            return report
         for n in ready:
             if self.stopping is not None and self.stopping.is_set():
                 break
             turn = self._turn(agent, session, n, path)
-            await agent.commit(turn)
+            try:
+                await agent.commit(turn)
+            except Exception as exc:  # its mark stays before this turn: taken again next run
+                report.error = _failed(self.backend, f"turn {n + 1}: ", exc)
+                self._drop(mark.session)
+                break
             end = session.starts[n + 1] if n + 1 < len(session.starts) else session.consumed
             mark.offset, mark.turns = end, mark.turns + 1
             mark.head = min(HEAD_BYTES, end)
@@ -139,7 +150,8 @@ class Feeder:
             live.transcript.close()
         transcript = sessions_dir(self.env.data_dir or Path(".")) / f"{mark.session}.jsonl"
         started = transcript.is_file() and transcript.stat().st_size > 0
-        earlier = read_transcript(transcript).turns if started else []
+        # the turns the mark counts (a turn recorded before its commit failed is not one)
+        earlier = read_transcript(transcript).turns[:mark.turns] if started else []
         env = BackendEnv(llm=self.llm, embedder=self.env.embedder, repo=self.env.repo,
                          data_dir=self.env.data_dir, session_id=mark.session,
                          repo_k=self.env.repo_k, options=dict(self.env.options))
@@ -166,11 +178,22 @@ class Feeder:
                     meta={"ingested": {"tool": session.tool, "session": session.id,
                                        "turn": n, "file": str(path.resolve())}})
 
+    def _drop(self, session: str) -> None:
+        """Forget a live agent whose commit failed (rebuilt from the transcript next time)."""
+        agent = self.agents.pop(session, None)
+        if agent is not None and agent.transcript is not None:
+            agent.transcript.close()
+
     def close(self) -> None:
         for agent in self.agents.values():
             if agent.transcript is not None:
                 agent.transcript.close()
         self.agents.clear()
+
+
+def _failed(backend: str, where: str, exc: Exception) -> str:
+    return (f"{where}memory backend {backend} failed ({type(exc).__name__}: "
+            f"{redact(str(exc))[:300]}); this file is taken again from there next run")
 
 
 def _version() -> str:

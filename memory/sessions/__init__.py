@@ -17,7 +17,6 @@ documentation, public example files, the tools' sources), are in each reader's m
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from memory.sessions.common import (
     ForeignCall,
     ForeignError,
     Session,
+    head_rows,
 )
 
 ENGRAM_TYPES = {"session", "turn", "switch", "memory", "ab"}  # memory.records
@@ -47,18 +47,7 @@ def sniff(path: Path) -> str | None:
         return "aider" if AIDER_START in head or path.name.startswith(".aider.chat") else None
     if path.suffix != ".jsonl":
         return None
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            lines = [line for _, line in zip(range(50), fh, strict=False)]
-    except OSError:
-        return None
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(row, dict):
-            continue
+    for row in head_rows(path, 50) or []:
         if row.get("type") in ENGRAM_TYPES or "prompt" in row:
             return None  # engram's own transcript, or a CodeIF-Bench task file
         if row.get("type") in CODEX_TYPES and "payload" in row:

@@ -6,7 +6,9 @@ function_call_output, custom_tool_call(_output), local_shell_call, reasoning),
 ``event_msg`` and ``turn_context``; the older rollouts (before ``payload``) hold a first
 meta line then bare response items. Injected ``<environment_context>`` and
 ``<user_instructions>`` messages are context, not turns. An ``event_msg`` of type
-``task_complete`` (or ``turn_aborted``) ends the turn.
+``task_complete`` (or ``turn_aborted``) ends the turn. Some rollouts log the user only
+as events (``event_msg`` ``user_message``, the answers as ``agent_message``): their turns
+are read from those, in order with the rest.
 """
 
 from __future__ import annotations
@@ -72,10 +74,27 @@ def _output(output: Any) -> tuple[str, bool]:
     return str(output if output is not None else ""), True
 
 
+def _said(item: dict[str, Any], role: str) -> bool:
+    """Whether a response item is a message of ``role`` with text (a user's: a turn)."""
+    if item.get("type") != "message" or item.get("role") != role:
+        return False
+    text = text_blocks(item.get("content"), ("input_text", "output_text", "text")).strip()
+    return bool(text) and not (role == "user" and text.startswith(INJECTED))
+
+
 def read_codex(path: Path, complete_only: bool = False) -> Session:
     session = Session("codex", path.stem)
-    event_queries: list[tuple[int, str]] = []
-    for n, row in enumerate(json_rows(path, session, complete_only)):
+    rows = [(session.at, row) for row in json_rows(path, session, complete_only)]
+    items = [r.get("payload") if "payload" in r else r for _, r in rows]
+    items = [i for i in items if isinstance(i, dict)]
+    # a rollout that logged the user only as events (``user_message``): its turns and,
+    # when no assistant message item was logged, its answers (``agent_message``) are those
+    by_events = not any(_said(i, "user") for i in items) and any(
+        i.get("type") == "user_message" and str(i.get("message") or "").strip()
+        for i in items)
+    answers_by_events = by_events and not any(_said(i, "assistant") for i in items)
+    for n, (at, row) in enumerate(rows):
+        session.at = at
         if "payload" not in row:  # the older rollouts: a meta line, then bare items
             if n == 0 and "id" in row and "type" not in row:
                 session.id = str(row["id"])
@@ -88,6 +107,7 @@ def read_codex(path: Path, complete_only: bool = False) -> Session:
         if kind not in CODEX_TYPES or not isinstance(payload, dict):
             session.skipped += 1
             continue
+        event = payload.get("type") if kind == "event_msg" else None
         if kind == "session_meta":
             session.id = str(payload.get("id") or session.id)
             session.repo = str(payload.get("cwd") or session.repo)
@@ -97,12 +117,12 @@ def read_codex(path: Path, complete_only: bool = False) -> Session:
                 _item(payload, session)
             else:
                 session.skipped += 1
-        elif kind == "event_msg" and payload.get("type") == "user_message":
-            event_queries.append((session.at, str(payload.get("message") or "")))
-        elif kind == "event_msg" and payload.get("type") in TURN_ENDS:
+        elif event == "user_message" and by_events:
+            if query := str(payload.get("message") or "").strip():
+                session.ask(query)
+        elif event == "agent_message" and answers_by_events:
+            session.say(str(payload.get("message") or ""))
+        elif event in TURN_ENDS:
             session.close()
-    if not session.queries and any(q.strip() for _, q in event_queries):
-        for start, query in event_queries:  # a rollout that logged the user only as events
-            if query.strip():
-                session.ask(query.strip(), start)
+    session.at = rows[-1][0] if rows else 0
     return session

@@ -130,6 +130,25 @@ def lines(path: Path, complete_only: bool = False) -> Iterator[tuple[int, int, s
         start = end
 
 
+def head_rows(path: Path, count: int) -> list[dict[str, Any]] | None:
+    """The JSON objects among the first ``count`` lines of ``path`` (a line that does not
+    parse is passed over; None: the file cannot be read)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            lines = [line for _, line in zip(range(count), fh, strict=False)]
+    except OSError:
+        return None
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
 def json_rows(path: Path, session: Session, complete_only: bool = False
               ) -> Iterator[dict[str, Any]]:
     """The JSON objects of a JSONL file, in order; ``session.at`` is each one's line start

@@ -20,6 +20,7 @@ import json
 import re
 from pathlib import Path
 
+from memory.sessions.common import head_rows
 from memory.settings import current
 
 TOOLS = ("claude", "codex", "aider", "engram")
@@ -52,22 +53,11 @@ def _inside(cwd: str, root: Path) -> bool:
 
 def _cwd(path: Path) -> str:
     """The working folder a JSONL session names in its first lines ("" if none)."""
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for _, line in zip(range(HEAD_LINES), fh, strict=False):
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if not isinstance(row, dict):
-                    continue
-                payload = row.get("payload")
-                found = row.get("cwd") or (payload.get("cwd") if isinstance(payload, dict)
-                                           else None)
-                if found:
-                    return str(found)
-    except OSError:
-        return ""
+    for row in head_rows(path, HEAD_LINES) or []:
+        payload = row.get("payload")
+        found = row.get("cwd") or (payload.get("cwd") if isinstance(payload, dict) else None)
+        if found:
+            return str(found)
     return ""
 
 

@@ -11,6 +11,7 @@ said in the call's record.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -25,13 +26,32 @@ Asker = Callable[[str], Awaitable[Decision]]
 
 
 @dataclass(frozen=True)
+class Asking:
+    """Who asks for a command: the answer being made (``memory.agent`` sets it for each
+    answer): its backend and model, and in an A/B which of the answers (``side``)."""
+
+    backend: str
+    model: str
+    side: str = ""
+
+    def __str__(self) -> str:
+        who = f"backend {self.backend}, model {self.model}"
+        return f"answer {self.side} of the A/B ({who})" if self.side else f"the model ({who})"
+
+
+# the answer under way in this task: an asker shows it (the app's modal names the A/B pane)
+ASKING: ContextVar[Asking | None] = ContextVar("engram_asking", default=None)
+
+
+@dataclass(frozen=True)
 class Consent:
     allowed: bool
     how: str  # asked-once | asked-session | session | preallowed | denied | no-asker | asker-failed
 
     @property
     def message(self) -> str:
-        return {"denied": "The developer did not allow this command.",
+        return {"denied": "The developer denied this command. Do not ask for it again "
+                          "in this turn: answer with what you have.",
                 "no-asker": "No one can be asked to allow commands here, and commands are "
                             "not allowed in advance: nothing was run.",
                 "asker-failed": "Asking the developer failed: nothing was run."}.get(

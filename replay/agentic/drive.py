@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory.acting import Workbench
 from memory.agent import Agent
+from memory.capabilities import EVERYTHING
 from memory.jail.tree import TreeJail
 from memory.tools.box import RepoTools
 from memory.tools.consent import ConsentPolicy
@@ -94,7 +95,9 @@ async def drive_agentic(replay: Replay, source: AgenticSession, name: str,
     async with replay.lock:
         index = await asyncio.to_thread(replay.plain_index, work)
     agent = StepMeasuringAgent.adopt(replay.agent(source, name, index))
-    bench = Workbench(agent, work, ConsentPolicy.preallowed(), commands=False)
+    # every model is offered the tools and the edit format: what it makes of them is measured
+    bench = Workbench(agent, work, ConsentPolicy.preallowed(), commands=False,
+                      offer=EVERYTHING)
     runner = RunTool(work, ConsentPolicy.preallowed(), TreeJail(),
                      RunLimits(timeout=config.limits.timeout))
     tools = ReplayTools(source.log, RepoTools(work, index, constrained=agent.llm.constrained()),

@@ -24,6 +24,7 @@ Stdlib only; ``below`` draws from ``os.urandom``. Never imports the tested code.
 import ast
 import os
 import re
+from pathlib import Path
 
 WORDS = ("basic", "case", "value", "result", "simple", "example", "default", "again",
          "input", "output", "common", "plain", "typical", "usual", "known", "given")
@@ -224,6 +225,12 @@ def _renamed(line, name, new):
     return re.sub(rf"(\bdef\s+){re.escape(name)}\b", rf"\g<1>{new}", line, count=1)
 
 
+def inside(root, path):
+    """Whether ``path`` is ``root`` or under it, both resolved (a prefix of the text is not:
+    ``/work2`` is not inside ``/work``)."""
+    return Path(path).resolve().is_relative_to(Path(root).resolve())
+
+
 def pytest_check(targets, root):
     """The check for a pytest run over ``targets`` (node ids under ``root``): a dict with
     the test file to write (``file``, ``source``), the original test's node id
@@ -234,7 +241,7 @@ def pytest_check(targets, root):
     for index, target in enumerate(targets):
         rel, *parts = target.split("::")
         path = os.path.join(root, rel)
-        if not rel.endswith(".py") or not os.path.isfile(path):
+        if not rel.endswith(".py") or not inside(root, path) or not os.path.isfile(path):
             continue
         suffix = ""
         if parts and "[" in parts[-1]:
@@ -272,7 +279,6 @@ def pytest_check(targets, root):
         pair = [*mine, *gap, *twin] if below(2) else [*twin, *gap, *mine]
         prefix = "::".join([rel, *classes])
         return {"file": rel, "source": "".join([*lines[:start], *pair, *lines[end:]]),
-                "pristine": source,
                 "name": f"{prefix}::{func.name}", "original": f"{prefix}::{original}",
                 "check": f"{prefix}::{copy}", "suffix": suffix, "target": index,
                 "kind": kind}

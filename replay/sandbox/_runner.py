@@ -167,8 +167,7 @@ def run_asserts(job, env, cwd):
 def _constant_check(cwd, first):
     """The last resort: a file of one failing test beside the first target's file."""
     folder = os.path.join(cwd, os.path.dirname(first.split("::")[0]))
-    if not os.path.isdir(folder) or not os.path.realpath(folder).startswith(
-            os.path.realpath(cwd)):
+    if not os.path.isdir(folder) or not check.inside(cwd, folder):
         folder = cwd
     while True:
         name = f"test_{os.urandom(4).hex()}"
@@ -190,18 +189,20 @@ def run_pytest(job, env, cwd):
     plan = check.pytest_check(targets, cwd)
     if plan is None:
         plan = _constant_check(cwd, targets[0])
-    else:
+    else:  # its bytes kept as they were (line ends, encoding), then the twin written
+        with open(os.path.join(cwd, plan["file"]), "rb") as handle:
+            pristine = handle.read()
         with open(os.path.join(cwd, plan["file"]), "w", encoding="utf-8") as handle:
             handle.write(plan["source"])
     try:
         return _pytest_children(job, env, cwd, targets, plan)
-    finally:  # the test file as it was (the check's file gone)
+    finally:  # the test file as it was (the check's file gone); the host checks it too
         if plan["file"] is None:
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(cwd, plan["check"].split("::")[0]))
         else:
-            with open(os.path.join(cwd, plan["file"]), "w", encoding="utf-8") as handle:
-                handle.write(plan["pristine"])
+            with open(os.path.join(cwd, plan["file"]), "wb") as handle:
+                handle.write(pristine)
 
 
 def _pytest_children(job, env, cwd, targets, plan):

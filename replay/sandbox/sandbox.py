@@ -49,6 +49,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -72,6 +73,7 @@ CHECK = Path(__file__).with_name("_check.py")
 IGNORED = shutil.ignore_patterns(".git", ".venv", "venv", "node_modules", "__pycache__",
                                  ".pytest_cache", "*.pyc")
 OUTPUT_LIMIT = 20_000  # characters of stdout/stderr kept per run
+CONSTANT_CHECK = re.compile(r"test_[0-9a-f]{8}\.py")  # the runner's last-resort check file
 
 
 class SandboxError(ValueError):
@@ -225,11 +227,11 @@ class Sandbox:
     def write(self, rel: str, text: str) -> Path:
         path = _inside(self.work, rel)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
         return path
 
     def read(self, rel: str) -> str:
-        return _inside(self.work, rel).read_text()
+        return _inside(self.work, rel).read_text(encoding="utf-8")
 
     def env(self) -> dict[str, str]:
         path = [self.root / "guard", self.work]
@@ -313,13 +315,12 @@ class Sandbox:
         runner saw every target pass."""
         if not targets:
             raise ValueError("no tests to run")
-        saved = {rel: self.read(rel) for rel in _test_files(targets, self.work)}
+        saved = _Saved(targets, self.work)
         try:
             result, found = self._verdicts({"mode": "pytest", "targets": list(targets)},
                                            len(targets) + 1)
-        finally:  # the runner rewrote one of them (the check beside a test) or added one
-            for rel, text in saved.items():
-                self.write(rel, text)
+        finally:  # whatever the runner did, or could not undo when killed at the timeout
+            saved.restore()
         if found is None:
             return _with(result, passed=set(), failed=set(targets), expected=tuple(targets))
         return _with(result, passed=set(found["passed"]), failed=set(found["failed"]),
@@ -369,15 +370,33 @@ def _site_packages() -> list[str]:
     return [p for p in site.getsitepackages() if Path(p).is_dir()]
 
 
-def _test_files(targets: tuple[str, ...], work: Path) -> list[str]:
-    """The test files the targets name (the runner may rewrite one)."""
-    out = []
-    for target in targets:
-        rel = target.split("::")[0]
-        with contextlib.suppress(SandboxError):
-            if rel.endswith(".py") and _inside(work, rel).is_file():
-                out.append(rel)
-    return list(dict.fromkeys(out))
+class _Saved:
+    """What a pytest run's runner may change, kept by the host so that a reused work dir
+    is as it was after the run even when the runner was killed before undoing it: the
+    bytes of every test file under the targets (a twin is written beside a test) and the
+    names in the folder where the constant check's file is added."""
+
+    def __init__(self, targets: tuple[str, ...], work: Path) -> None:
+        self.files: dict[Path, bytes] = {}
+        for target in targets:
+            with contextlib.suppress(SandboxError, OSError):
+                path = _inside(work, target.split("::")[0])
+                found = [path] if path.is_file() else sorted(path.rglob("*.py"))
+                self.files.update((p, p.read_bytes()) for p in found if p.is_file())
+        folder = work / os.path.dirname(targets[0].split("::")[0])  # as the runner's
+        self.folder = folder if folder.is_dir() and folder.resolve().is_relative_to(
+            work.resolve()) else work
+        self.names = {p.name for p in self.folder.iterdir()}
+
+    def restore(self) -> None:
+        for path, data in self.files.items():
+            with contextlib.suppress(OSError):
+                if not path.is_file() or path.read_bytes() != data:
+                    path.write_bytes(data)
+        for path in self.folder.iterdir():
+            if path.name not in self.names and CONSTANT_CHECK.fullmatch(path.name):
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
 
 def _with(result: RunResult, *, passed: set[str], failed: set[str],

@@ -104,3 +104,21 @@ def test_an_answer_with_the_embedded_model_needs_no_torch(tmp_path, repo):
     assert {"llama_cpp", "onnxruntime"} <= modules
     assert not modules.intersection(("torch", "transformers", "sentence_transformers",
                                      "litellm"))
+
+
+def test_an_index_build_does_not_import_the_lance_rest_client(tmp_path, repo):
+    """LanceDB's namespace REST client (pydantic validators for every API method, most of
+    `import lancedb`'s time) is never entered by building and searching an index."""
+    code = ("import json, sys\n"
+            "from tui.cli import main\n"
+            "main(sys.argv[2:])\n"
+            "json.dump(sorted(sys.modules), open(sys.argv[1], 'w'))\n")
+    out = tmp_path / "modules.json"
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home")}
+    result = subprocess.run([sys.executable, "-c", code, str(out), "index", "--repo",
+                             str(repo)], env=env, capture_output=True, text=True,
+                            timeout=300, cwd=Path(__file__).parents[2])
+    assert result.returncode == 0, result.stderr[-2000:]
+    modules = set(json.loads(out.read_text()))
+    assert "lancedb" in modules
+    assert not {m for m in modules if m.startswith("lance_namespace_urllib3_client.api")}

@@ -67,6 +67,15 @@ def test_the_fixtures_read_as_the_tools_wrote_them(tmp_path):
     assert codex.answer(1) == "migrate() now checks each table before creating it."
 
 
+def test_a_rollout_logging_the_user_only_as_events_has_its_answers_and_ends(tmp_path):
+    codex = read_codex(_fixture("codex-events.jsonl", tmp_path, tmp_path / "rollout-e.jsonl"))
+    assert codex.queries == ["Where is the database opened?", "Make it retry twice."]
+    assert codex.answer(0) == "connect() in app/db.py opens it."
+    assert codex.answer(1) == "connect() now retries twice before raising."
+    assert codex.closed == [True, True]  # task_complete ends the last turn: no settling
+    assert codex.calls[0].query == 0 and codex.calls[0].result == "3:def connect(path):\n"
+
+
 @pytest.mark.parametrize("backend", ["cards", "rag"])
 async def test_twice_gives_the_same_memories(backend, repo, tmp_path, script):
     data = tmp_path / "data"
@@ -275,3 +284,53 @@ def test_auto_never_takes_another_project_whose_path_maps_to_the_same_claude_fol
     own = _fixture("claude-code.jsonl", mine, folder / "own.jsonl")
     _fixture("claude-code.jsonl", theirs, folder / "theirs.jsonl")
     assert find(mine, tmp_path / "data", ("claude",)) == [(own, "claude-code")]
+
+
+async def test_a_backend_failing_on_a_turn_stops_only_its_file(repo, tmp_path, script,
+                                                              monkeypatch):
+    """The backend raising while a turn is committed: that file is reported and waits
+    before the failing turn, the other files go on; the next run takes it from there."""
+    from memory.backends.cards.backend import CardsBackend
+
+    data = tmp_path / "data"
+    files = [_fixture("claude-code.jsonl", repo, tmp_path / "s" / "claude.jsonl"),
+             _fixture("codex-rollout.jsonl", repo, tmp_path / "s" / "rollout-1.jsonl")]
+    observe, drain = CardsBackend.observe_many, CardsBackend.drain_records
+
+    async def observe_many(self, turns):
+        self.last = turns[-1].user if turns else ""
+        await observe(self, turns)
+
+    def failing(self):
+        if "Use logging instead of print" in getattr(self, "last", ""):
+            raise RuntimeError("the store is read-only")
+        return drain(self)
+
+    monkeypatch.setattr(CardsBackend, "observe_many", observe_many)
+    monkeypatch.setattr(CardsBackend, "drain_records", failing)
+    feeder = _feeder(repo, data)
+    first = await ingest(feeder, files)
+    assert [r.turns for r in first] == [2, 3] and not first[1].error
+    assert "turn 3: memory backend cards failed (RuntimeError: the store is read-only)" \
+        in first[0].error
+    session = read_claude(files[0])
+    assert feeder.marks.get("cards", files[0]).offset == session.starts[2]
+    feeder.close()
+    monkeypatch.setattr(CardsBackend, "drain_records", drain)
+    feeder = _feeder(repo, data)
+    again = await ingest(feeder, files)
+    feeder.close()
+    assert [r.turns for r in again] == [2, 0] and not any(r.error for r in again)
+
+
+def test_a_sessions_first_lines_are_read_once_for_its_tool_and_its_folder(tmp_path):
+    from memory.sessions import sniff
+    from memory.sessions.common import head_rows
+    from memory.sessions.places import _cwd
+
+    path = _fixture("codex-rollout.jsonl", tmp_path, tmp_path / "rollout-x.jsonl")
+    path.write_text('not json\n[1, 2]\n' + path.read_text())
+    rows = head_rows(path, 3)
+    assert len(rows) == 1 and rows[0]["type"] == "session_meta"  # bad lines passed over
+    assert sniff(path) == "codex" and _cwd(path) == str(tmp_path)
+    assert head_rows(tmp_path / "gone.jsonl", 3) is None and _cwd(tmp_path / "gone.jsonl") == ""

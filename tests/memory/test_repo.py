@@ -227,3 +227,28 @@ def test_the_manifest_never_hides_a_lost_or_reconfigured_index(demo_repo, embedd
     shutil.rmtree(index.store.path / "chunks.lance")  # the chunk table is gone
     rebuilt = open_index(demo_repo, embedder).refresh()
     assert rebuilt.files_changed == 4 and rebuilt.chunks_total == total
+
+
+def test_an_edit_to_one_function_embeds_that_function_only(tmp_path, embedder):
+    """A changed file is chunked again, but a chunk whose key is unchanged keeps the
+    vector the index holds (not embedded again), and the vectors are what embedding
+    would give."""
+    from tests.conftest import CountingEmbedder
+
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(6))
+    root = make_repo(tmp_path / "r", {"m.py": body})
+    counting = CountingEmbedder(embedder)
+    index = RepoIndex(root, Store(tmp_path / "d"), counting)
+    index.refresh()
+    (root / "m.py").write_text(body.replace("return x + 3", "return x - 3"))
+    counting.texts.clear()
+    report = RepoIndex(root, Store(tmp_path / "d"), counting).refresh()
+    assert report.files_changed == 1 and report.chunks_embedded == len(counting.texts) <= 2
+    assert any("x - 3" in text for text in counting.texts)  # the edited function, and
+    assert not any("x + 1" in text for text in counting.texts)  # none of the others
+    again = RepoIndex(root, Store(tmp_path / "d"), embedder)
+    ids, matrix, _ = again.store.vectors(again._chunks)
+    by_id = dict(zip(ids, matrix, strict=True))
+    for chunk in again.chunks():
+        fresh = embedder.embed([chunk.key], max_tokens=again.config.key_tokens)[0]
+        assert float(by_id[chunk.id] @ fresh) > 0.99999

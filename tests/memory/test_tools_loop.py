@@ -193,3 +193,46 @@ async def test_a_repeated_call_ends_the_loop_without_running_again(repo, script)
     assert [c["function"] for c in outcome.calls] == ["grep", "list_files"]
     assert outcome.steps == 3 and outcome.meta()["stopped"] == \
         "step 3 repeated the call of step 1"
+
+
+class _Unrepeatable:
+    """A toolbox that lets a call come again (no ``repeats_end``), as a backend's memory
+    functions do: only the denial rule can end a repeat here."""
+
+    def __init__(self, runner) -> None:
+        self.runner = runner
+
+    def tools(self):
+        from memory.tools.run import TOOL
+        return [TOOL]
+
+    async def call(self, name, args):
+        return await self.runner(str(args.get("command", "")))
+
+
+async def test_a_denied_command_is_never_asked_for_again_in_the_turn(repo, script,
+                                                                    monkeypatch):
+    from memory.jail.tree import TreeJail
+    from memory.tools.consent import ConsentPolicy, Decision
+    from memory.tools.run import RunTool
+
+    monkeypatch.setattr(TreeJail, "available", lambda self: None)  # asked, never run
+    asked_for: list[str] = []
+
+    async def deny(command: str) -> Decision:
+        asked_for.append(command)
+        return Decision.DENY
+
+    run_it = call("run", command="pytest -q")
+    script.default = steps_then([run_it, run_it, call("run", command="ls")])
+    model = llm()
+    runner = RunTool(repo, ConsentPolicy(asker=deny), TreeJail())
+    pack = pack_of(model)
+    outcome = await run_tools(model, _Unrepeatable(runner), pack, 6)
+    assert asked_for == ["pytest -q"]  # the developer was asked once
+    [denied] = outcome.calls
+    assert denied["consent"] == "denied" and not denied["ok"] and runner.results == []
+    assert "Do not ask for it again in this turn" in denied["result"]
+    assert "Do not ask for it again" in pack.sections[-1].text  # the model was told
+    assert outcome.steps == 2 and outcome.meta()["stopped"] == \
+        "step 2 asked again for what the developer denied at step 1"

@@ -57,3 +57,48 @@ async def test_an_answer_left_aside_is_never_applied(app_factory, script, demo_r
         assert not isinstance(app.screen, DiffScreen)
         assert tree(demo_repo) == before and git(demo_repo, "rev-parse", "HEAD") == head
         assert not view.pane("A").query_one(".edit", Static).display
+
+
+async def test_the_consent_modal_names_the_pane_and_backend_that_asks(
+        app_factory, script, demo_repo, monkeypatch):
+    """Both answers of an A/B ask to run a command: each modal says which answer (pane)
+    and which backend asks; denied, A's repeat of it ends A's loop unasked."""
+    from memory.jail.tree import TreeJail
+    from tui.screens import ConsentScreen
+
+    from .test_acting import answering
+
+    monkeypatch.setattr(TreeJail, "available", lambda self: None)  # every command denied
+    run_tests = call("run", command="pytest -q")
+    script.default = Model("A's answer.", "B's answer.",
+                           steps=(run_tests, run_tests, call("run", command="ls")))
+    app = app_factory(act=True)
+    async with app.run_test(size=(140, 50)) as pilot:
+        await ready(app, pilot)
+        await send(pilot, "/ab full empty")
+        prompt = app.query_one("#prompt")
+        prompt.load_text("run the tests")
+        prompt.focus()
+        await pilot.press("enter")
+        asked = []
+        for _ in range(2):
+            await until(pilot, lambda: isinstance(app.screen, ConsentScreen)
+                        and bool(app.screen.query("#deny")), seconds=60)  # mounted
+            await pilot.pause(0.1)
+            screen = app.screen
+            asked.append((screen.command, str(screen.query_one("#consent-asking",
+                                                                Static).render())))
+            await pilot.press("d")
+            await until(pilot, lambda s=screen: app.screen is not s, seconds=30)
+        await until(pilot, lambda: not answering(app) and bool(app.query(ABView))
+                    and app.comparison.awaiting_choice, seconds=60)
+        assert asked == [
+            ("pytest -q", "Answer A of the A/B (backend full, model scripted/t) asks: run "
+                          "this command in the sandbox?"),
+            ("ls", "Answer B of the A/B (backend empty, model scripted/t) asks: run this "
+                   "command in the sandbox?")]
+        [view] = app.query(ABView)
+        tools_a = str(view.pane("A").query_one(".tools", Static).render())
+        assert "denied by you" in tools_a
+        assert "asked again for what the developer denied at step 1" in tools_a
+        assert not isinstance(app.screen, ConsentScreen)

@@ -1,4 +1,5 @@
-"""The model asks to run a command: once, for this session, or not at all (Esc)."""
+"""The model asks to run a command: once, for this session, or not at all (Esc). The
+modal says who asks: in an A/B, which answer (pane) and its backend and model."""
 
 from __future__ import annotations
 
@@ -29,15 +30,18 @@ class ConsentScreen(ModalScreen[Decision]):
                 Binding("s,a", "answer('session')", "This session"),
                 Binding("d,n,escape", "answer('deny')", "Deny")]
 
-    def __init__(self, command: str) -> None:
+    def __init__(self, command: str, asking: str = "") -> None:
         super().__init__()
         self.command = command
+        self.asking = asking  # who asks: "answer A of the A/B (backend rag, model ...)"
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "run a command?"
             box.border_subtitle = "o once · s for this session · d or Esc denies"
-            yield Static("The model asks: run this command in the sandbox?")
+            who = (self.asking or "the model").replace("[", r"\[")
+            yield Static(f"{who[0].upper()}{who[1:]} asks: run this command in the sandbox?",
+                         id="consent-asking")
             yield Static(f"$ {self.command}".replace("[", r"\["), id="consent-command")
             yield Static(WHERE)
             with Horizontal():

@@ -33,6 +33,8 @@ class StatusBar(Static):
     """The repository index: "…" (not opened yet), "3/120" (building), "ready", "failed"."""
     memory: reactive[str] = reactive("")
     """Memory updates skipped or failed ("memory: 2 skipped"); "" when all went through."""
+    acting: reactive[str] = reactive("")
+    """What the model is not offered, when it is limited ("answers from the code")."""
     instructions: reactive[str] = reactive("")
     """The project's instructions passing the window ("instructions over by 1,200 tok")."""
     note: reactive[str] = reactive("")
@@ -42,6 +44,8 @@ class StatusBar(Static):
         parts = [f"{self.repo} {self.branch}@{self.head}" if self.repo else "engram",
                  f"model {self.model}" + (" (loading…)" if self.model_loading else ""),
                  f"backend {self.backend}"]
+        if self.acting:
+            parts[1] += f" ({self.acting})"
         if self.index:
             parts.append(f"index {self.index}")
         parts += [f"last {self.last_tokens} tok", f"session {self.session_tokens} tok"]

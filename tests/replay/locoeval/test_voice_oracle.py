@@ -19,7 +19,8 @@ from tests.conftest import SCRIPT, _register_scripted
 from tests.replay.reader import ContextReader
 
 BY_HAND = Path(__file__).parents[1] / "fixtures" / "voice" / "demo-by-hand.json"
-VOICES = [("template", 0), ("varied", 0), ("varied", 1), (str(BY_HAND), 0)]
+WRITER_B = DEMO / "phrasings" / "writer-b.json"  # every item, by a writer other than the builder
+VOICES = [("template", 0), ("varied", 0), ("varied", 1), (str(BY_HAND), 0), (str(WRITER_B), 0)]
 
 
 def oracle_run(spec: str, seed: int, out: Path) -> list[dict]:
@@ -70,7 +71,8 @@ def test_results_record_the_voice(runs):
             elif spec == "template":
                 assert voice == {"kind": "template"}
             else:
-                assert voice["kind"] == "file" and voice["writer"].startswith("the voice")
+                writer = "the voice" if spec == str(BY_HAND) else "writer-b"
+                assert voice["kind"] == "file" and voice["writer"].startswith(writer)
                 assert len(voice["sha256"]) == 64 and voice["items"] > 0
     covered = {p["source"]: p["voice"]["covered"] for p in runs[(str(BY_HAND), 0)]}
     assert covered["inventory-01-k1-mh"] == 18 and covered["inventory-02-k2-sh"] == 4

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from replay.sandbox import _check
 from replay.sandbox.sandbox import Limits, Sandbox
 
@@ -93,3 +95,66 @@ def test_twins_are_named_even_when_the_file_took_nearly_every_word(tmp_path: Pat
     assert len(names) == len(set(names))  # no twin takes a name the file has
     original, check = (plan[k].split("::")[-1] for k in ("original", "check"))
     assert original != check and {original, check} <= set(names)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.mark.parametrize("target", ["tests", "tests/test_slow.py::test_slow"])
+def test_the_work_dir_is_as_it_was_when_the_runner_is_killed(tmp_path: Path, monkeypatch,
+                                                                target: str):
+    """The runner killed at the run's overall timeout cannot undo its twin or its constant
+    check's file: the host does, so a reused work dir does not fail every later run."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_slow.py").write_text(
+        "import time\n\n\ndef test_slow():\n    time.sleep(60)\n    assert 2 + 2 == 4\n")
+    (tmp_path / "tests" / "test_none.py").write_text("def test_none():\n    pass\n")
+    run = Sandbox._run
+    monkeypatch.setattr(Sandbox, "_run", lambda self, argv, channel, job=None, timeout=None:
+                        run(self, argv, channel, job, timeout=3.0))
+    with Sandbox(tmp_path, limits=Limits(timeout=30.0)) as box:
+        before = _tree(box.work)
+        result = box.pytest(target)
+        assert result.timed_out and not result.ok
+        assert _tree(box.work) == before
+
+
+def test_a_test_files_bytes_are_kept_and_any_encoding_gets_a_verdict(tmp_path: Path,
+                                                                       monkeypatch):
+    """CRLF line ends survive the runner's own restore (the host's turned off here), and a
+    test file that is not UTF-8 gets a verdict rather than an error."""
+    crlf = b"def test_crlf():\r\n    assert 2 + 2 == 4\r\n"
+    latin = "# -*- coding: latin-1 -*-\n\n\ndef test_latin():\n    assert 'caf\xe9' == 'caf\xe9'\n"
+    (tmp_path / "test_crlf.py").write_bytes(crlf)
+    (tmp_path / "test_latin.py").write_bytes(latin.encode("latin-1"))
+    with Sandbox(tmp_path, limits=Limits(timeout=20.0)) as box:
+        result = box.pytest("test_latin.py::test_latin")
+        assert result.ok and result.check == "constant"
+        assert (box.work / "test_latin.py").read_bytes() == latin.encode("latin-1")
+        monkeypatch.setattr("replay.sandbox.sandbox._Saved.restore", lambda self: None)
+        result = box.pytest("test_crlf.py::test_crlf")
+        assert result.ok and result.check == "literal"
+        assert (box.work / "test_crlf.py").read_bytes() == crlf
+
+
+def test_the_check_is_never_written_outside_the_work_dir(tmp_path: Path, monkeypatch):
+    """A target leading out of the work dir is never twinned, and the constant check's
+    folder is inside it as a path, not as a prefix of its text (``work2`` beside ``work``)."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "test_x.py").write_text("def test_x():\n    assert 1 + 1 == 2\n")
+    assert _check.pytest_check(["../outside/test_x.py::test_x"], str(tmp_path / "work")) \
+        is None
+    assert not _check.inside(tmp_path / "work", tmp_path / "work2")
+    assert _check.inside(tmp_path / "work", tmp_path / "work" / "tests")
+    run = Sandbox._run
+    monkeypatch.setattr(Sandbox, "_run", lambda self, argv, channel, job=None, timeout=None:
+                        run(self, argv, channel, job, timeout=3.0))
+    with Sandbox(limits=Limits(timeout=30.0)) as box:
+        (box.root / "work2").mkdir()
+        (box.root / "work2" / "test_slow.py").write_text(
+            "import time\n\n\ndef test_slow():\n    time.sleep(60)\n")
+        assert not box.pytest("../work2/test_slow.py").ok
+        assert [p.name for p in (box.root / "work2").iterdir()] == ["test_slow.py"]
