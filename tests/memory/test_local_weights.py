@@ -37,6 +37,7 @@ def test_the_shipped_weights_are_converted_once_into_the_cache(home: Path) -> No
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no partial file left
 
 
+@pytest.mark.slow  # loads the embedded model
 def test_the_shipped_file_on_request_and_a_bad_setting_said(
         home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENGRAM_LOCAL_WEIGHTS", "shipped")
@@ -62,6 +63,7 @@ def test_a_failed_conversion_loads_the_file_as_it_is(
     assert list((home / "cache" / "models").iterdir()) == []  # nothing half-written
 
 
+@pytest.mark.slow  # loads the embedded model
 def test_a_damaged_copy_is_dropped_and_the_shipped_file_loads(home: Path) -> None:
     copy = converted_path("smollm2")
     assert copy is not None

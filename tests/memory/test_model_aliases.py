@@ -149,6 +149,7 @@ def test_slash_model_switches_to_an_alias(home):
 
 def test_models_says_where_each_setting_came_from(home, monkeypatch, capsys):
     write_config(home, {"structured": "json", "llm_threads": 1})
+    monkeypatch.delenv("ENGRAM_LLM_THREADS", raising=False)  # an xdist worker sets it (conftest)
     monkeypatch.setenv("ENGRAM_STRUCTURED", "prompt")
     monkeypatch.setenv("ENGRAM_LOCAL_CONTEXT", "2048")
     assert main(["models", "--model", "openai/m", "--api-base", "http://127.0.0.1:9/v1"]) == 0
