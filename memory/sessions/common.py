@@ -130,6 +130,15 @@ def lines(path: Path, complete_only: bool = False) -> Iterator[tuple[int, int, s
         start = end
 
 
+def dict_row(line: str) -> dict[str, Any] | None:
+    """The JSON object a line holds, or None (it does not parse, or holds no object)."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return row if isinstance(row, dict) else None
+
+
 def head_rows(path: Path, count: int) -> list[dict[str, Any]] | None:
     """The JSON objects among the first ``count`` lines of ``path`` (a line that does not
     parse is passed over; None: the file cannot be read)."""
@@ -138,15 +147,7 @@ def head_rows(path: Path, count: int) -> list[dict[str, Any]] | None:
             lines = [line for _, line in zip(range(count), fh, strict=False)]
     except OSError:
         return None
-    rows = []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
+    return [row for line in lines if (row := dict_row(line)) is not None]
 
 
 def json_rows(path: Path, session: Session, complete_only: bool = False
@@ -158,11 +159,8 @@ def json_rows(path: Path, session: Session, complete_only: bool = False
     for start, end, line in lines(path, complete_only):
         if line.strip():
             session.records += 1
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                row = None
-            if isinstance(row, dict):
+            row = dict_row(line)
+            if row is not None:
                 found += 1
                 session.at = start
                 yield row

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.redact import redact_obj
+from memory.sessions.common import dict_row
 
 PAIRS = "pairs.jsonl"
 
@@ -125,15 +126,7 @@ class PairLog:
 
     def rows(self) -> list[dict[str, Any]]:
         text = self.output.read_text(PAIRS) or ""
-        rows = []
-        for line in text.splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(row, dict):
-                rows.append(row)
-        return rows
+        return [row for line in text.splitlines() if (row := dict_row(line)) is not None]
 
     def finished(self) -> set[tuple[str, str]]:
         return {(str(r.get("source")), str(r.get("backend"))) for r in self.rows()
