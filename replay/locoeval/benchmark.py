@@ -94,7 +94,7 @@ class LoCoEvalBenchmark(BaseBenchmark):
 
     def claims(self, probe: Probe) -> int:
         if probe.is_dir:
-            return 2  # a folder of outlines
+            return 1  # a folder of outlines, unless a benchmark knows its files surely
         data = probe.data
         return 2 if isinstance(data, dict) and "samples" in data and "topics" in data else 0
 

@@ -3,8 +3,9 @@ sessions fed to the backend in order, its questions asked of the memory after th
 session and scored as LoCoMo's evaluation scores them; ``--reader-free`` builds each
 question's context only, for evidence recall and tokens (no model answers).
 
-The data is the user's own copy of ``data/locomo10.json`` (github.com/snap-research/locomo,
-CC BY-NC 4.0): engram neither ships nor downloads it."""
+The data is the user's own copy (github.com/snap-research/locomo, CC BY-NC 4.0): its
+``data/locomo10.json``, or the per-conversation files of its ``data/locomo10.zip`` (one
+file, or their folder); engram neither ships nor downloads it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from replay.benchmark import BaseBenchmark, Probe, Tick, options_of
 from replay.core.errors import SourceError
-from replay.locomo.data import Conversation, LocomoError, looks_like, read
+from replay.locomo.data import (
+    Conversation,
+    LocomoError,
+    conversation_files,
+    looks_like,
+    looks_like_one,
+    read,
+)
 
 if TYPE_CHECKING:
     from memory.agent import Agent
@@ -26,9 +34,12 @@ class LocomoBenchmark(BaseBenchmark):
     name = "locomo"
 
     def claims(self, probe: Probe) -> int:
-        if probe.is_dir or probe.suffix != ".json":
+        if probe.is_dir:  # a folder of one-conversation files (locomo10.zip's)
+            files = conversation_files(probe.path)
+            return 2 if files and looks_like_one(Probe(files[0]).data) else 0
+        if probe.suffix != ".json":
             return 0
-        if looks_like(probe.data):
+        if looks_like(probe.data) or looks_like_one(probe.data):
             return 2
         # a broken file named like LoCoMo's: ours to say what is wrong with it
         return 1 if probe.data is None and "locomo" in probe.path.name.lower() else 0

@@ -1,18 +1,28 @@
-"""LoCoMo's data file read into conversations, with errors that name where a file is wrong.
+"""LoCoMo's data read into conversations, with errors that name where a file is wrong.
 
-The file (``data/locomo10.json`` of github.com/snap-research/locomo, CC BY-NC 4.0, not
-shipped) is a JSON list of conversations. Each has ``sample_id``; ``conversation`` with
-``speaker_a``, ``speaker_b`` and, for every session N, ``session_N`` (a list of turns
-``{speaker, dia_id: "D<N>:<k>", text}``, an image turn with ``img_url`` and
-``blip_caption``) beside ``session_N_date_time``; ``qa``, a list of ``{question, answer,
-evidence: [dia_id, ...], category}``. Other keys (``observation``, ``session_summary``,
-``event_summary``) are not read.
+Two layouts of the same data (github.com/snap-research/locomo, CC BY-NC 4.0, not shipped):
+
+- ``data/locomo10.json``: a JSON list of conversations. Each has ``sample_id``;
+  ``conversation`` with ``speaker_a``, ``speaker_b`` and, for every session N,
+  ``session_N`` (a list of turns ``{speaker, dia_id: "D<N>:<k>", text}``, an image turn
+  with ``img_url`` and ``blip_caption``) beside ``session_N_date_time``; ``qa``, a list of
+  ``{question, answer, evidence: [dia_id, ...], category}``. Other keys
+  (``observation``, ``session_summary``, ``event_summary``) are not read.
+- one file per conversation, as ``data/locomo10.zip`` (the repository's first release)
+  holds them under ``data/multimodal_dialog/locomo10_v2/`` (``26.json`` ... ``50.json``):
+  the same fields at the top level of one JSON object (``speaker_a``, ``speaker_b``,
+  ``session_N``, ``session_N_date_time``, ``qa``, beside ``events_session_N``,
+  ``session_N_observation`` and ``session_N_summary``), and no ``sample_id``: the
+  file's name gives it (``26.json`` is ``conv-26``, as ``locomo10.json`` calls it). A
+  file or the folder of them is read; the folder's conversations in the order of their
+  numbers, as ``locomo10.json`` lists them.
 
 The traps: sessions are numbered, not ordered by key (``session_10`` comes after
-``session_9``); a category-5 (adversarial) question keeps its gold under
-``adversarial_answer``, not ``answer``; an answer may be a number (a year); an evidence
-entry may hold several ids in one string (``"D8:6; D9:17"``) or name a turn the
-conversation does not have (kept, and counted apart by the evidence recall).
+``session_9``), and a date may be given for a session that has no turns (it is not a
+session); a category-5 (adversarial) question keeps its gold under ``adversarial_answer``,
+not ``answer``; an answer may be a number (a year); an evidence entry may hold several ids
+in one string (``"D8:6; D9:17"``) or name a turn the conversation does not have (kept, and
+counted apart by the evidence recall).
 """
 
 from __future__ import annotations
@@ -119,14 +129,16 @@ def _turn(raw: Any, number: int, n: int, where: str) -> DialogTurn:
                       _text(caption) if isinstance(caption, str) else "")
 
 
-def _sessions(conv: dict[str, Any], where: str) -> tuple[Session, ...]:
+def _sessions(conv: dict[str, Any], where: str, holder: str) -> tuple[Session, ...]:
+    """``holder``: where the session fields are (``"<where>, conversation"`` in
+    locomo10.json, the conversation itself in a one-conversation file)."""
     numbers = sorted(int(m.group(1)) for key in conv if (m := _SESSION.match(key)))
     if not numbers:
-        raise LocomoError(f"{where}: field 'conversation' has no session_N")
+        raise LocomoError(f"{holder}: no session_N field")
     sessions = []
     for number in numbers:
-        turns = _field(conv, f"session_{number}", f"{where}, conversation", list)
-        date = _field(conv, f"session_{number}_date_time", f"{where}, conversation", str)
+        turns = _field(conv, f"session_{number}", holder, list)
+        date = _field(conv, f"session_{number}_date_time", holder, str)
         sessions.append(Session(number, date.strip(), tuple(
             _turn(raw, number, n, where) for n, raw in enumerate(turns))))
     return tuple(sessions)
@@ -152,6 +164,14 @@ def _question(raw: Any, n: int, where: str) -> Question:
     return Question(n, question, answer, evidence_ids(raw.get("evidence", [])), category)
 
 
+def _conversation(conv: dict[str, Any], qa: list[Any], sample: str, where: str,
+                  holder: str, path: Path | None) -> Conversation:
+    a = _text(_field(conv, "speaker_a", holder, str))
+    b = _text(_field(conv, "speaker_b", holder, str))
+    return Conversation(sample.strip(), a, b, _sessions(conv, where, holder),
+                        tuple(_question(q, n, where) for n, q in enumerate(qa)), path)
+
+
 def parse(data: Any, path: Path | None = None) -> list[Conversation]:
     """LoCoMo's list of conversations (``LocomoError`` naming conversation and field)."""
     name = str(path) if path is not None else "LoCoMo data"
@@ -164,31 +184,77 @@ def parse(data: Any, path: Path | None = None) -> list[Conversation]:
         where = f"{name}: conversation {sample if isinstance(sample, str) else f'#{i}'}"
         _field(raw, "sample_id", where, str)
         conv = _field(raw, "conversation", where, dict)
-        a = _text(_field(conv, "speaker_a", f"{where}, conversation", str))
-        b = _text(_field(conv, "speaker_b", f"{where}, conversation", str))
-        qa = _field(raw, "qa", where, list)
-        out.append(Conversation(sample.strip(), a, b, _sessions(conv, where),
-                                tuple(_question(q, n, where) for n, q in enumerate(qa)),
-                                path))
-    ids = [c.id for c in out]
-    twice = sorted({i for i in ids if ids.count(i) > 1})
-    if twice:
-        raise LocomoError(f"{name}: sample_id {', '.join(twice)} appears more than once")
+        out.append(_conversation(conv, _field(raw, "qa", where, list), sample, where,
+                                 f"{where}, conversation", path))
+    _unique(out, name)
     return out
 
 
-def read(path: Path) -> list[Conversation]:
-    """The conversations of a LoCoMo file; a broken file is an error with its line."""
+def _unique(found: list[Conversation], name: str) -> None:
+    ids = [c.id for c in found]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise LocomoError(f"{name}: sample_id {', '.join(twice)} appears more than once")
+
+
+def sample_of(path: Path) -> str:
+    """The sample_id of a one-conversation file without one: ``26.json`` is ``conv-26``
+    (``locomo10.json``'s name for it), another name its stem."""
+    stem = Path(path).stem
+    return f"conv-{stem}" if stem.isdigit() else stem
+
+
+def parse_one(data: Any, path: Path) -> Conversation:
+    """One conversation of the per-conversation layout (``LocomoError`` naming file and
+    field)."""
+    sample = data.get("sample_id") if isinstance(data, dict) else None
+    sample = sample if isinstance(sample, str) and sample.strip() else sample_of(path)
+    where = f"{path}: conversation {sample}"
+    if not isinstance(data, dict):
+        raise LocomoError(f"{where}: not a LoCoMo conversation (a JSON object with "
+                          f"speaker_a, speaker_b, session_N and qa, not a "
+                          f"{type(data).__name__})")
+    return _conversation(data, _field(data, "qa", where, list), sample, where, where, path)
+
+
+def _load(path: Path) -> Any:
     try:
         text = Path(path).read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise LocomoError(f"{path}: cannot read: {exc}") from exc
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise LocomoError(f"{path}: broken JSON at line {exc.lineno}, column {exc.colno} "
                           f"({exc.msg}){_near(text[:exc.pos], exc.msg)}") from exc
-    return parse(data, Path(path))
+
+
+def _number_first(path: Path) -> tuple[int, int, str]:
+    stem = path.stem
+    return (0, int(stem), "") if stem.isdigit() else (1, 0, stem)
+
+
+def conversation_files(folder: Path) -> list[Path]:
+    """The ``.json`` files of a folder of LoCoMo conversations, numbers first, in order."""
+    return sorted((p for p in Path(folder).glob("*.json") if p.is_file()), key=_number_first)
+
+
+def read(path: Path) -> list[Conversation]:
+    """The conversations of a LoCoMo file (either layout) or of a folder of one-conversation
+    files; a broken file is an error with its line, a file of the folder that is not a
+    conversation an error naming it."""
+    path = Path(path)
+    if path.is_dir():
+        files = conversation_files(path)
+        if not files:
+            raise LocomoError(f"{path}: no .json file of a LoCoMo conversation in it")
+        found = [parse_one(_load(f), f) for f in files]
+        _unique(found, str(path))
+        return found
+    data = _load(path)
+    if isinstance(data, dict):
+        return [parse_one(data, path)]
+    return parse(data, path)
 
 
 _KEY = re.compile(r'"([^"\\]+)"\s*:')
@@ -219,3 +285,10 @@ def looks_like(data: Any) -> bool:
     """LoCoMo's shape: a list whose first item has sample_id, conversation and qa."""
     return (isinstance(data, list) and bool(data) and isinstance(data[0], dict)
             and {"sample_id", "conversation", "qa"} <= set(data[0]))
+
+
+def looks_like_one(data: Any) -> bool:
+    """One conversation of the per-conversation layout: an object with speaker_a,
+    speaker_b, qa and a session_N."""
+    return (isinstance(data, dict) and {"speaker_a", "speaker_b", "qa"} <= set(data)
+            and any(_SESSION.match(key) for key in data))

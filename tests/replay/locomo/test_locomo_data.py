@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 
@@ -111,3 +112,60 @@ def test_a_record_that_is_not_an_object_is_named(tmp_path):
     data[0]["conversation"]["session_1"][2] = "just text"
     with pytest.raises(LocomoError, match=r"conversation conv-t1, session_1\[2\]: not a JSON "):
         parse(copy.deepcopy(data), tmp_path / "x.json")
+
+
+V2 = Path(__file__).parent / "data" / "locomo10_v2"  # locomo10.zip's layout: 3.json, 12.json
+
+
+def _without_source(conversation):
+    return dataclasses.replace(conversation, source=None, id="")
+
+
+def test_the_per_conversation_folder_reads_as_the_list_file_does():
+    by_file = {c.id: c for c in read(SMALL)}
+    found = read(V2)
+    # by number (3 before 12), named as locomo10.json names them; the same conversations
+    assert [c.id for c in found] == ["conv-3", "conv-12"]
+    assert [c.source for c in found] == [V2 / "3.json", V2 / "12.json"]
+    assert _without_source(found[1]) == _without_source(by_file["conv-t1"])
+    assert _without_source(found[0]) == _without_source(by_file["conv-t2"])
+    # a date given for a session that has no turns is not a session
+    assert [s.number for s in found[1].sessions] == [1, 2, 3]
+    assert found[1].questions[5].answer == "Biscuit"  # category 5: adversarial_answer
+    [one] = read(V2 / "12.json")
+    assert one.id == "conv-12" and _without_source(one) == _without_source(found[1])
+
+
+def test_the_folder_and_its_files_are_claimed_as_locomo(tmp_path):
+    for path in (V2, V2 / "3.json"):
+        bench, _ = Benchmarks().claim(path)
+        assert bench is not None and bench.name == "locomo", path
+    assert [s.id for s in load_source(V2)] == ["conv-3", "conv-12"]
+    # a folder of anything else is still LoCoEval's (a folder of outlines) to read
+    (tmp_path / "a.json").write_text(json.dumps({"id": "o", "samples": [], "topics": []}))
+    bench, _ = Benchmarks().claim(tmp_path)
+    assert bench is not None and bench.name == "locoeval"
+
+
+def test_a_bad_file_in_the_folder_is_named_with_its_field(tmp_path):
+    for source in V2.iterdir():
+        (tmp_path / source.name).write_text(source.read_text())
+    data = json.loads((V2 / "12.json").read_text())
+    data["session_2"][0].pop("speaker")
+    (tmp_path / "12.json").write_text(json.dumps(data))
+    with pytest.raises(SourceError) as found:
+        load_source(tmp_path)
+    said = str(found.value)
+    assert f"{tmp_path / '12.json'}: conversation conv-12, session_2[0]: missing field " \
+           "'speaker'" in said
+    (tmp_path / "12.json").write_text((V2 / "12.json").read_text())
+    (tmp_path / "notes.json").write_text(json.dumps(["not", "a", "conversation"]))
+    with pytest.raises(LocomoError, match=r"notes\.json: conversation notes: not a LoCoMo "
+                                          r"conversation"):
+        read(tmp_path)
+    (tmp_path / "notes.json").unlink()
+    data.pop("speaker_a")
+    (tmp_path / "3.json").write_text(json.dumps(data))
+    with pytest.raises(LocomoError, match=r"3\.json: conversation conv-3: missing field "
+                                          r"'speaker_a'"):
+        read(tmp_path)
