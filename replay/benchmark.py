@@ -23,6 +23,9 @@ as lm-evaluation-harness keeps each of its tasks: here, one package under ``repl
   ``finish`` over all the rows, e.g. oracle's by definition; ``columns`` and ``legend``
   of the main table), its own keys in the run's summary (``summary``: top-level keys of
   results.json) and its own tables (``report``: rich renderables, in registry order);
+- its charts: which row keys are a backend's main score (``score_keys``, the bar of
+  ``chart.png``), panels it adds to ``chart.png`` (``panels``) and PNG files of its own
+  (``charts``: name -> bytes);
 - subcommands of its own (``commands``: ``engram replay demo``, ``engram replay score``);
 - optionally, how its sources are built from a repository (``build``, what ``engram
   replay build --benchmark NAME`` calls; a benchmark without it cannot build).
@@ -126,6 +129,7 @@ class Benchmark(Protocol):
     name: str
     own_backends: Mapping[str, str]  # backend name -> what it needs ("an outline source")
     columns: tuple[tuple[str, str, int], ...]  # main table: (header, row key, digits)
+    score_keys: tuple[str, ...]  # row keys of a backend's main score, preferred first
 
     def claims(self, probe: Probe) -> int: ...
 
@@ -170,6 +174,10 @@ class Benchmark(Protocol):
 
     def report(self, summary: dict[str, Any]) -> list[Any]: ...
 
+    def panels(self, summary: dict[str, Any]) -> list[Callable[[Any], None]]: ...
+
+    def charts(self, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, bytes]: ...
+
 
 def options_of(config: Any, name: str) -> Mapping[str, Any]:
     """Benchmark ``name``'s options in a run's config ({} when it has none)."""
@@ -205,6 +213,7 @@ class BaseBenchmark:
     name = "benchmark"
     own_backends: Mapping[str, str] = MappingProxyType({})
     columns: tuple[tuple[str, str, int], ...] = ()
+    score_keys: tuple[str, ...] = ()
 
     def kind(self, source: Any) -> str:
         return str(getattr(source, "kind", self.name))
@@ -262,6 +271,14 @@ class BaseBenchmark:
 
     def report(self, summary: dict[str, Any]) -> list[Any]:
         return []
+
+    def panels(self, summary: dict[str, Any]) -> list[Callable[[Any], None]]:
+        """Panels of ``chart.png`` (each draws on one matplotlib Axes)."""
+        return []
+
+    def charts(self, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, bytes]:
+        """PNG files of its own (name -> bytes), from the summary and the pairs."""
+        return {}
 
 
 BenchmarkSpec = Spec  # a registered benchmark: name, "module:attr" target, origin

@@ -78,6 +78,13 @@ class CodeIFBenchmark(BaseBenchmark):
         return agent
 
     columns = (("IA ↑", "ia", 2), ("CA ↑", "ca", 2), ("IFR ↓", "ifr", 2))
+    score_keys = ("ca",)
+
+    def charts(self, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, bytes]:
+        from replay.codeif.chart import iterative_png
+
+        png = iterative_png(rows)
+        return {"iterative.png": png} if png is not None else {}
 
     def scores(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """IA, CA, IFR pooled over the backend's turns (nothing is forgotten at the first

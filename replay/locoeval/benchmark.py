@@ -213,6 +213,13 @@ class LoCoEvalBenchmark(BaseBenchmark):
 
     # -- its numbers in the report (replay.locoeval.report) ---------------------------------
     columns = _report.COLUMNS
+    score_keys = ("pass@1", "extract_f1", "topic_f1", "recall")
+
+    def charts(self, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, bytes]:
+        from replay.locoeval.chart import by_group_png
+
+        png = by_group_png(summary)
+        return {"normalized.png": png} if png is not None else {}
 
     def scores(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         return _report.scores(rows)

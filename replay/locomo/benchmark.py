@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 class LocomoBenchmark(BaseBenchmark):
     name = "locomo"
+    columns = (("LoCoMo F1 1-4 ↑", "locomo_f1", 3), ("ev. recall 1-4 ↑", "locomo_recall", 3))
+    score_keys = ("locomo_f1", "locomo_recall")
 
     def claims(self, probe: Probe) -> int:
         if probe.is_dir:  # a folder of one-conversation files (locomo10.zip's)
@@ -78,6 +80,17 @@ class LocomoBenchmark(BaseBenchmark):
             result["judge_tokens"] = judge.llm.ledger.tokens
             result["judge_usage"] = judge.llm.ledger.to_dict()
         return agent
+
+    def scores(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """Categories 1-4 pooled in the backend's row: F1 (with a reader) and evidence
+        recall (by turn)."""
+        from replay.locomo.report import summary
+
+        found = summary(rows)
+        if not found:
+            return {}
+        pooled = next(iter(found.values()))["by_category"].get("1-4") or {}
+        return {"locomo_f1": pooled.get("f1"), "locomo_recall": pooled.get("recall")}
 
     def summary(self, pairs: list[dict[str, Any]]) -> dict[str, Any]:
         from replay.locomo.report import summary

@@ -59,6 +59,12 @@ class LongCodeQABenchmark(BaseBenchmark):
         return agent
 
     columns = QA_COLUMNS
+    score_keys = ("qa_all",)
+
+    def panels(self, summary: dict[str, Any]) -> list[Any]:
+        from replay.longcodeqa.chart import qa_panels
+
+        return list(qa_panels(summary))
 
     def scores(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         return qa_scores(rows)

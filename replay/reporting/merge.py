@@ -95,15 +95,9 @@ def merged_summary(merged: Merged) -> dict[str, Any]:
 
 def charts(summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, bytes]:
     """PNG files of one model's summary: name -> bytes (only the charts it has data for)."""
-    from replay.reporting.chart import by_group_png, chart_png, iterative_png
+    from replay.reporting.chart import charts as drawn
 
-    out: dict[str, bytes] = {}
-    for name, png in (("chart.png", chart_png(summary)),
-                      ("normalized.png", by_group_png(summary)),
-                      ("iterative.png", iterative_png(rows))):
-        if png is not None:
-            out[name] = png
-    return out
+    return drawn(summary, rows)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -141,5 +141,13 @@ class SWEContextBenchmark(BaseBenchmark):
                        EXPERIENCE_COLUMNS, first="backend · setting",
                        caption=EXPERIENCE_LEGEND)]
 
+    def charts(self, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, bytes]:
+        """Its own chart.png (resolved rate, prompt tokens per setting): the run's when
+        no backend's row has a main score."""
+        from replay.swecontext.chart import experience_png
+
+        png = experience_png(summary["experience"]) if summary.get("experience") else None
+        return {"chart.png": png} if png is not None else {}
+
 
 BENCHMARK = SWEContextBenchmark()

@@ -30,3 +30,21 @@ def test_every_benchmark_package_is_listed():
     packages = {p.name for p in (ROOT / "replay").iterdir()
                 if p.is_dir() and (p / "benchmark.py").exists()}
     assert {f"replay.{p}" for p in packages} == set(BENCHMARKS)
+
+
+def test_the_core_reporting_and_cli_name_no_benchmark_key():
+    """A benchmark's row keys (its main score, its columns) are named by the benchmark,
+    never as a string in the shared code (chart.png's bar is the benchmarks' score_keys)."""
+    import ast
+
+    from replay.benchmark import benchmarks
+
+    keys = {k for bench in benchmarks.all()
+            for k in (*bench.score_keys, *(c[1] for c in bench.columns))}
+    assert {"pass@1", "ca", "qa_all", "locomo_recall"} <= keys  # the benchmarks say them
+    named = []
+    for name, path in modules("replay").items():
+        if name.startswith(SHARED):
+            named += [(name, node.value) for node in ast.walk(ast.parse(path.read_text()))
+                      if isinstance(node, ast.Constant) and node.value in keys]
+    assert named == []

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from replay.reporting.chart import turn_means
+from replay.codeif.chart import turn_means
 from replay.reporting.merge import MergeError, main, merge, merged_summary
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -84,10 +84,11 @@ def test_experience_results_table_and_resume(demo_results, script):
     assert "experience: related tasks by setting" in shown and "full · oracle-summary" in shown
     assert "Δ resolved vs none ↑" in shown
     assert (out / "chart.png").exists()
-    from replay.reporting.chart import chart_png, experience_png
+    from replay.reporting.chart import charts
+    from replay.swecontext.chart import experience_png
 
     summary = summarize(results["runs"])
-    png = chart_png(summary)
+    png = charts(summary, results["runs"]).get("chart.png")
     assert png is not None and png == experience_png(summary["experience"])  # its own chart
     assert experience_png({}) is None
     script.default = "Noted."
