@@ -80,9 +80,38 @@ def build_parser() -> argparse.ArgumentParser:
                         help="answers drawn per iterative turn and per generation task, at "
                              "temperature 0.8 when N > 1: pass@k by the unbiased estimator "
                              "(k = 1 and N; default 1: one answer at temperature 0)")
-    for bench in _benchmarks():  # each benchmark's own options, in a group of its own
-        bench.add_arguments(parser)
+    add_benchmark_arguments(parser, _benchmarks())
     return parser
+
+
+def add_benchmark_arguments(parser: argparse.ArgumentParser, benches: list[Any]) -> None:
+    """Each benchmark's own options, in a group of its own. An option string or a value's
+    name (``dest``) a benchmark adds that engram replay or another benchmark has already
+    is a ``BenchmarkError`` naming both (argparse would fail on the first with no name,
+    and let the second share one value silently)."""
+    from replay.benchmark import BenchmarkError
+
+    strings = {s: "engram replay" for a in parser._actions for s in a.option_strings}
+    dests = {a.dest: "engram replay" for a in parser._actions}
+    for bench in benches:
+        mine = f"benchmark {bench.name!r}"
+        before = len(parser._actions)
+        try:
+            bench.add_arguments(parser)
+        except argparse.ArgumentError as exc:
+            said = str(exc).rpartition(": ")[2]
+            taken = [s.strip() for s in said.split(",") if s.strip() in strings]
+            whose = ", ".join(f"{s} ({strings[s]})" for s in taken) or said
+            raise BenchmarkError(f"{mine} adds a command-line option that is taken: {whose}; "
+                                 "one of them must rename it") from exc
+        for action in parser._actions[before:]:
+            if dests.get(action.dest, mine) != mine:
+                raise BenchmarkError(
+                    f"{mine} adds {'/'.join(action.option_strings) or action.dest}, whose "
+                    f"value (args.{action.dest}) {dests[action.dest]} has already; one of "
+                    "them must rename it")
+            dests[action.dest] = mine
+            strings.update(dict.fromkeys(action.option_strings, mine))
 
 
 def _benchmarks() -> list[Any]:
@@ -193,11 +222,11 @@ def run(args: argparse.Namespace) -> int:
     path = write_results(replay.output, pairs, settings, **extra)
     summary = {**summarize(pairs), **extra}
     Console().print(table(summary))
-    from replay.reporting.chart import chart_png
+    from replay.reporting.chart import charts
 
     chart = None
     try:
-        png = chart_png(summary)
+        png = charts(summary, pairs).get("chart.png")
         if png is not None:
             chart = replay.output.write_bytes(png, "chart.png")
     except Exception as exc:  # a chart is a nicety: the results are written already
@@ -242,5 +271,12 @@ def _main(argv: list[str]) -> int:
             command = bench.commands().get(argv[0])
             if command is not None:
                 return command(argv[1:])
-    args = build_parser().parse_args(argv)
+    from replay.benchmark import BenchmarkError
+
+    try:
+        parser = build_parser()
+    except BenchmarkError as exc:
+        print(f"engram replay: error: {exc}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     return run(args)

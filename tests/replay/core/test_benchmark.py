@@ -235,3 +235,81 @@ def test_a_pair_whose_drive_fails_keeps_what_its_agent_spent(toy_installed, tmp_
     turns = [json.loads(line) for line in
              (out / "conversations" / "quiz__full.jsonl").read_text().splitlines()]
     assert sum(t.get("type") == "turn" for t in turns) == 2
+
+
+CLASHING = '''
+from replay.benchmark import BaseBenchmark
+
+
+class Clashing(BaseBenchmark):
+    name = "clash"
+
+    def claims(self, probe):
+        return 0
+
+    def load(self, path):
+        return []
+
+    def owns(self, source):
+        return False
+
+    async def drive(self, replay, source, name, repo, result, tick):
+        return None
+
+    def add_arguments(self, parser):
+        parser.add_argument_group("clash").add_argument("--toy-hint", help="clash: mine too")
+
+
+BENCHMARK = Clashing
+'''
+
+
+def test_an_option_two_benchmarks_add_is_an_error_naming_both(toy_installed, tmp_path, capsys):
+    (toy_installed / "clashbench.py").write_text(CLASHING)
+    info = toy_installed / "clashbench-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: clashbench\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[engram.benchmarks]\nclash = clashbench:BENCHMARK\n")
+    try:
+        source = tmp_path / "quiz.toy"
+        source.write_text("What is six times seven?\n")
+        assert main([str(source), "--backends", "empty", "--toy-hint", "x"]) == 2
+        said = capsys.readouterr().err  # the one found second is named first
+        assert any(f"benchmark '{a}' adds a command-line option that is taken: --toy-hint "
+                   f"(benchmark '{b}')" in said for a, b in (("clash", "toy"), ("toy", "clash")))
+    finally:
+        sys.modules.pop("clashbench", None)
+
+
+@pytest.mark.parametrize(("adds", "said"), [
+    (lambda p: p.add_argument("--reader-free"),
+     r"'second' adds a command-line option that is taken: --reader-free \(benchmark 'first'\)"),
+    (lambda p: p.add_argument("--model"),
+     r"'second' adds a command-line option that is taken: --model \(engram replay\)"),
+    (lambda p: p.add_argument("--free-reader", dest="reader_free"),
+     r"'second' adds --free-reader, whose value \(args.reader_free\) benchmark 'first' has"),
+])
+def test_a_taken_option_or_value_name_is_an_error_naming_its_owner(adds, said):
+    import argparse
+
+    from replay.benchmark import BaseBenchmark
+    from replay.cli.command import add_benchmark_arguments
+
+    class First(BaseBenchmark):
+        name = "first"
+
+        def add_arguments(self, parser):
+            parser.add_argument_group("first").add_argument("--reader-free",
+                                                            action="store_true")
+
+    class Second(BaseBenchmark):
+        name = "second"
+
+        def add_arguments(self, parser):
+            adds(parser.add_argument_group("second"))
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model")
+    with pytest.raises(BenchmarkError, match=said):
+        add_benchmark_arguments(parser, [First(), Second()])
+    add_benchmark_arguments(argparse.ArgumentParser(), [First()])  # alone: no clash
