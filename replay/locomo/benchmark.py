@@ -25,8 +25,8 @@ from replay.locomo.data import (
 )
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.core.runner import Replay
 
 
