@@ -129,7 +129,8 @@ class Agent:
             return []
         return sections(loader.applying(paths), self.llm.count_tokens)
 
-    async def _pack(self, backend: Backend, query: str) -> ContextPack:
+    async def _pack(self, backend: Backend, query: str,
+                    about: str | None = None) -> ContextPack:
         """The system prompt, the project's instructions, what ``backend`` chose and the
         developer's pins. The instructions that apply to the repository root and the open
         edits are placed first, outside the backend's budget; those of the folders the
@@ -143,7 +144,9 @@ class Agent:
         budget = max(0, room - sum(s.tokens for s in pinned))
         if self.tools is not None:  # room for the calls' outputs
             budget = int(budget * (1.0 - min(1.0, max(0.0, self.config.tool_share))))
-        pack = await backend.context(query, budget=budget)
+        pack = await backend.context(query if about is None else about, budget=budget)
+        if about is not None:  # the model is asked the query, whatever the context was for
+            pack.query, pack.query_tokens = query, self.llm.count_tokens(query)
         cited = [s.source for s in pack.sections if s.kind == "repo"]
         if cited:
             pinned = self._instruction_sections([*focus, *cited])
@@ -159,26 +162,29 @@ class Agent:
 
     async def answer_with(self, backend: Backend, query: str,
                           on_token: Callable[[str], None] | None = None,
-                          side: str = "") -> Turn:
+                          side: str = "", about: str | None = None) -> Turn:
         """Answer ``query`` through ``backend`` without changing any state; ``side``: which
-        answer of an A/B it is (a consent asker names it).
+        answer of an A/B it is (a consent asker names it); ``about``: the text the backend
+        builds its context for, when it is not the query (a benchmark that retrieves by
+        the bare question and asks it with instructions).
 
         A failure comes back as a turn with ``error`` set (and any partial answer)."""
         asking = ASKING.set(Asking(backend.name, self.llm.model, side))
         try:
-            return await self._answer_with(backend, query, on_token)
+            return await self._answer_with(backend, query, on_token, about)
         finally:
             ASKING.reset(asking)
 
     async def _answer_with(self, backend: Backend, query: str,
-                           on_token: Callable[[str], None] | None) -> Turn:
+                           on_token: Callable[[str], None] | None,
+                           about: str | None = None) -> Turn:
         before = self.llm.ledger.copy()
         calls_before = self.llm.stats.as_dict()
         started = time.time()
         turn = Turn(index=len(self.turns), user=query, backend=backend.name,
                     model=self.llm.model, started=started)
         try:
-            pack = await self._pack(backend, query)
+            pack = await self._pack(backend, query, about)
             self.last_pack = pack
             turn.context = pack.summary()
             if self.placed.files or self.placed.problems:
@@ -249,11 +255,13 @@ class Agent:
             turn.meta[STRUCTURED] = counted
 
     async def ask(self, query: str, *, commit: bool = True,
-                  on_token: Callable[[str], None] | None = None) -> Turn:
-        """Answer ``query``. With ``commit`` the turn is recorded and the backend observes it;
-        without, no state anywhere changes. A failed answer comes back as a turn with
-        ``error`` set (and, when committing, is recorded all the same)."""
-        turn = await self.answer_with(self.backend, query, on_token)
+                  on_token: Callable[[str], None] | None = None,
+                  about: str | None = None) -> Turn:
+        """Answer ``query`` (its context built for ``about`` when given). With ``commit``
+        the turn is recorded and the backend observes it; without, no state anywhere
+        changes. A failed answer comes back as a turn with ``error`` set (and, when
+        committing, is recorded all the same)."""
+        turn = await self.answer_with(self.backend, query, on_token, about=about)
         if commit:
             await self.commit(turn)
         return turn

@@ -8,7 +8,11 @@ turn retrieved alone keeps its date) and the turn with its speaker named (``Caro
 
 Questions: each is asked against the memory as it stands after the last session, with
 ``commit=False`` (no question becomes a memory: the backend's ``state_digest`` is checked
-unchanged after them). With a reader, the answer is scored by LoCoMo's metrics and, with a
+unchanged after them). The context is built for the bare question, as LoCoMo's retrieval
+embeds it; the model is asked it with LoCoMo's additions (category 2's hint to use the
+dates, category 5's choice between the adversarial answer and "Not mentioned"), which
+would otherwise reach the retrieval too (category 5's choice holds the words of its
+evidence). With a reader, the answer is scored by LoCoMo's metrics and, with a
 judge model, by J; reader-free (``--reader-free``), only the context is built
 (``Agent.context``), scored for evidence recall and its tokens.
 """
@@ -43,7 +47,7 @@ def said(session: Session, text: str) -> str:
 
 
 def prompt(question: Question, seed: int) -> str:
-    """The question as it is asked (and as its context is built for): category 2 with
+    """The question as it is asked (its context is built for the bare question): category 2 with
     LoCoMo's hint to use the dates, category 5 as LoCoMo's choice between the adversarial
     answer and "Not mentioned in the conversation", in an order the seed gives."""
     if question.category == 2:
@@ -91,9 +95,9 @@ async def run(agent: Agent, conversation: Conversation, *, seed: int, reader_fre
         asked = prompt(question, seed)
         row: dict[str, Any] = {"question": question.id, "category": question.category}
         if reader_free:
-            pack = await agent.context(asked)
+            pack = await agent.context(question.question)
         else:
-            turn = await agent.ask(asked, commit=False)
+            turn = await agent.ask(asked, commit=False, about=question.question)
             pack = agent.last_pack
             row["answer"] = turn.assistant
             row["error"] = turn.error

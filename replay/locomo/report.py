@@ -4,7 +4,9 @@
 Pooled over the conversations a backend ran (means over questions, not of per-conversation
 means): F1 (LoCoMo's score: token F1, category 1's partial credit, category 5's "not
 available"), J (the LLM judge's share of CORRECT, categories 1-4), evidence recall by turn
-and by session (over the evidence turns the conversation has), context tokens per question,
+and by session (over the evidence turns the conversation has), evidence recall per
+question (the share of its evidence turns in its context, averaged over the questions that
+have evidence: how LoCoMo's evaluation averages its recall@k), context tokens per question,
 and seconds per conversation (feeding + questions).
 """
 
@@ -30,6 +32,8 @@ def _group(answers: list[dict[str, Any]]) -> dict[str, Any]:
             if evidence else None,
             "session_recall": sum(int(a.get("session_found") or 0) for a in answers) / evidence
             if evidence else None,
+            "question_recall": _mean([int(a.get("found") or 0) / int(a["evidence"])
+                                      for a in answers if a.get("evidence")]),
             "context_tokens": _mean([float(a["context_tokens"]) for a in answers
                                      if a.get("context_tokens") is not None])}
 
@@ -66,13 +70,16 @@ def _fmt(value: Any, digits: int) -> str:
 
 
 COLUMNS = (("F1 ↑", "f1", 3), ("J ↑", "j", 3), ("ev. recall ↑", "recall", 3),
-           ("ev. session ↑", "session_recall", 3), ("ctx tok / q", "context_tokens", 0))
+           ("ev. recall / q ↑", "question_recall", 3), ("ev. session ↑", "session_recall", 3),
+           ("ctx tok / q", "context_tokens", 0))
 LEGEND = ("LoCoMo, categories by number (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop "
           "in LoCoMo's release; papers name them differently), 1-4 pooled, 5 (adversarial) "
           "apart. F1: LoCoMo's own scoring (Porter-stemmed token F1; category 1 partial credit "
           "over comma parts; 5: says 'not mentioned' / 'no information available'). J: LLM "
           "judge, share CORRECT (--judge-model). ev. recall: evidence turns whose text is in "
-          "the context; ev. session: whose session has a turn in it. ctx tok: memory's "
+          "the context (pooled over turns); / q: its mean over the questions (LoCoMo's "
+          "recall, questions without evidence left out); ev. session: evidence turns whose "
+          "session has a turn in the context. ctx tok: memory's "
           "context per question (system prompt excluded). s/conv: seconds per conversation.")
 
 

@@ -126,3 +126,24 @@ async def test_the_stop_can_be_turned_off_and_spares_ordinary_answers(make_agent
     script.push(LOOP * 6)
     turn = await agent.ask("where?", on_token=lambda _: None)
     assert turn.assistant == LOOP * 6 and "stopped" not in turn.meta
+
+
+async def test_the_context_is_built_for_about_and_the_model_asked_the_query(make_agent,
+                                                                          script):
+    agent = make_agent("rag")
+    for said in ("I adopted a cat named Biscuit.", "The weather in Lisbon was lovely."):
+        assert (await agent.ask(said)).ok
+    built: list[str] = []
+    context = agent.backend.context
+
+    async def spy(query, *, budget):
+        built.append(query)
+        return await context(query, budget=budget)
+
+    agent.backend.context = spy
+    asked = "What did I name my cat? Select the correct answer: (a) Biscuit (b) Not mentioned."
+    turn = await agent.ask(asked, commit=False, about="What did I name my cat?")
+    assert turn.ok and built == ["What did I name my cat?"]
+    assert script.calls[-1][-1]["content"] == asked  # the model is asked the whole query
+    await agent.ask(asked, commit=False)
+    assert built[-1] == asked  # without about: the query itself

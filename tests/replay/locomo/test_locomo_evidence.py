@@ -55,3 +55,17 @@ def test_a_phrase_said_in_several_sessions_stands_for_none():
     said = context_text(ContextPack("q", [Section("history", "t", "I moved house in week 1 "
                                                   "finally.")]))
     assert recall(found, question, said).session_found == 1
+
+
+def test_recall_per_question_is_averaged_over_questions_pooled_over_turns():
+    from replay.locomo.report import summary
+
+    answers = [{"category": 1, "evidence": 4, "found": 1, "session_found": 1},
+               {"category": 1, "evidence": 1, "found": 1, "session_found": 1},
+               {"category": 3, "evidence": 0, "found": 0, "session_found": 0}]  # none: out
+    row = summary([{"backend": "rag", "seconds": 1.0,
+                    "locomo": {"answers": answers, "state_unchanged": True}}])
+    one = row["rag"]["by_category"]["1"]
+    assert one["recall"] == 2 / 5  # pooled over the evidence turns
+    assert one["question_recall"] == (1 / 4 + 1) / 2  # LoCoMo's: a mean over questions
+    assert row["rag"]["by_category"]["3"]["question_recall"] is None

@@ -92,6 +92,10 @@ def test_reader_free_runs_offline_through_the_cli(tmp_path, script, capsys):
         overall = per["by_category"]["1-4"]
         assert overall["context_tokens"] > 0 and 0.0 <= overall["recall"] <= 1.0
     assert locomo["full"]["by_category"]["1-4"]["recall"] == 1.0
+    assert locomo["full"]["by_category"]["1-4"]["question_recall"] == 1.0
+    rag = locomo["rag"]["by_category"]["1"]  # one multi-hop question per conversation
+    pooled = rag["recall"]
+    assert rag["question_recall"] is not None and 0.0 <= pooled <= 1.0
     shown = capsys.readouterr().out
     assert "LoCoMo by category" in shown and "ev. recall" in shown
     # `engram replay report` shows the same table from the run folder
