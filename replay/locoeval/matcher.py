@@ -275,9 +275,10 @@ class TaskPacks:
         self.packs: dict[str, ContextPack] = {}
         inner = agent.answer_with
 
-        async def answer_with(backend: Any, query: str, on_token: Any = None) -> Any:
+        async def answer_with(backend: Any, query: str, on_token: Any = None,
+                              *args: Any, **kwargs: Any) -> Any:
             agent.last_pack = None
-            turn = await inner(backend, query, on_token)
+            turn = await inner(backend, query, on_token, *args, **kwargs)
             if agent.last_pack is not None:
                 self.packs[query] = agent.last_pack
             return turn
