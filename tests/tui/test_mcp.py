@@ -176,10 +176,12 @@ async def test_the_apps_store_and_the_servers_are_one(repo, tmp_path, script, mo
     assert "2 kept facts" in listing and said in listing and "[a.py::g]" in listing
 
 
-def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path):
+def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path, script,
+                                                                monkeypatch):
     """The hook's process imports no model library, nor LanceDB while the readers'
     snapshot of the kept facts is current (the last write left it)."""
     data = tmp_path / "data"
+    monkeypatch.setenv("ENGRAM_MODEL", "scripted/t")  # the writing session's model
     from memory.keeper import Keeper
 
     keeper = Keeper(repo, data)
