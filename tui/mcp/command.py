@@ -110,6 +110,7 @@ def _query_from_stdin() -> str:
 def main_recall(argv: list[str]) -> int:
     args = _recall_parser().parse_args(argv)
     query = _query_from_stdin() if args.query == "-" else args.query
+    from memory.brief import brief
     from memory.keeper import Keeper, KeeperError
 
     try:
@@ -117,7 +118,7 @@ def main_recall(argv: list[str]) -> int:
         if args.brief:
             if not query.strip():
                 return 0  # nothing asked: nothing to add to the prompt
-            text = keeper.brief(query[:2000], args.tokens, args.limit)
+            text = brief(keeper, query[:2000], args.tokens, args.limit)
             if text:
                 print(text)
             return 0
