@@ -49,9 +49,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from memory.registry import EntryPointRegistry, Spec
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
     from memory.backends import BackendEnv
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.core.runner import Replay, ReplayConfig
 
 GROUP = "engram.benchmarks"

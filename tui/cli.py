@@ -1,5 +1,5 @@
 """The ``engram`` command line: headless ask / chat (``--apply``: edits applied and
-committed, memory/acting.py) / index / backends.
+committed, memory/acting/workbench.py) / index / backends.
 
 Heavy modules (litellm, torch, lancedb) are imported inside the commands, so
 ``engram --help`` answers at once.
@@ -59,7 +59,7 @@ def _progress(console: Any, label: str) -> Iterator[Callable[[int, int, str], No
 def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> Any:
     from memory._git import NotAGitRepo
     from memory.backends import UnknownBackend
-    from memory.llm import LLMError
+    from memory.llm.client import LLMError
     from memory.session import SessionOptions, open_session
 
     settings = use_model_settings(args)
@@ -103,9 +103,9 @@ def _workbench(session: Any, args: argparse.Namespace) -> Any:
     ``--allow-commands``); what the engine will refuse is said on stderr first."""
     if not args.apply:
         return None
-    from memory.acting import Workbench
-    from memory.edits import gitstate
-    from memory.tools.consent import ConsentPolicy
+    from memory.acting.edits import gitstate
+    from memory.acting.tools.consent import ConsentPolicy
+    from memory.acting.workbench import Workbench
 
     root = session.agent.env.repo.root
     consent = ConsentPolicy.preallowed() if args.allow_commands else ConsentPolicy.deny_all()
@@ -210,7 +210,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_memories(args: argparse.Namespace) -> int:
     from memory._git import NotAGitRepo
-    from memory.memories import MemoryListingError, list_memories
+    from memory.recall.memories import MemoryListingError, list_memories
 
     try:
         print(list_memories(Path(args.repo), args.backend, session=args.session,

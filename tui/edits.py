@@ -3,7 +3,7 @@ proposes (a diff to apply with y or reject with n, or applied at once with
 ``auto_apply``), ``/undo``, the developer's consent before a command runs, and a line per
 tool call in the turn.
 
-The engine is ``memory.acting.Workbench`` (one per session, made on the engine loop
+The engine is ``memory.acting.workbench.Workbench`` (one per session, made on the engine loop
 once the session is open). Its steps touch git and the work tree: they run on the
 engine loop's threads, never the UI's. The consent asker is called by the tool loop on
 the engine loop; it shows a modal on the UI's loop and waits for it there, so neither
@@ -28,9 +28,9 @@ from tui.widgets._status import StatusBar
 async def _workbench(agent: Any, repo: Path, asker: Any, commands: bool) -> Any:
     """Runs on the engine loop: the repository's root, the consent policy and the
     Workbench (its modules imported there, not on the UI's loop); commands run in the
-    Workbench's default jail (memory/jail/tree.py)."""
-    from memory.acting import Workbench
-    from memory.tools.consent import ConsentPolicy
+    Workbench's default jail (memory/acting/jail/tree.py)."""
+    from memory.acting.tools.consent import ConsentPolicy
+    from memory.acting.workbench import Workbench
     from tui.session import repo_root
 
     root = await asyncio.to_thread(repo_root, repo)
@@ -69,7 +69,7 @@ class EditFlow:
 
     def __init__(self, host: Host) -> None:
         self.host = host
-        self.bench: Any = None  # memory.acting.Workbench once attached
+        self.bench: Any = None  # memory.acting.workbench.Workbench once attached
         self.problem = "engram is still starting"
         self.auto_apply = self._setting("auto_apply", False)
         self.commands = self._setting("commands", True)
@@ -110,7 +110,7 @@ class EditFlow:
 
     def offer(self) -> None:
         """Offer the session's model the tools and the edit format it can follow (its
-        profile, memory/capabilities.py), at start and after /model; what it is not
+        profile, memory/llm/capabilities.py), at start and after /model; what it is not
         offered is said once, in a notice and the status line, never in the answers."""
         if self.bench is None:
             return
@@ -191,7 +191,7 @@ class EditFlow:
         UI loop without blocking either; a cancelled turn takes its modal down."""
         if self._ui_loop is None:
             raise RuntimeError("the app is not running")
-        from memory.tools.consent import ASKING
+        from memory.acting.tools.consent import ASKING
 
         asking = ASKING.get()  # the answer under way on this loop: who asks
         future = asyncio.run_coroutine_threadsafe(

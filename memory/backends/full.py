@@ -10,7 +10,7 @@ from memory.backends.base import (
     split_budget,
     turn_sections,
 )
-from memory.steering import MemoryItem, SteeringUnsupported
+from memory.turn.steering import MemoryItem, SteeringUnsupported
 from memory.types import ContextPack, Section, Turn
 
 
@@ -31,7 +31,7 @@ class FullBackend:
         self._turns.append(turn_sections(turn, self.env.count))
         self._digest.update(turn.index, turn.user, turn.assistant)
 
-    # -- steering (memory/steering.py): a past turn can be forgotten, not edited ----------
+    # -- steering (memory/turn/steering.py): a past turn can be forgotten, not edited ----------
     def memory_items(self) -> list[MemoryItem]:
         return [MemoryItem(group[0].source, group[0].text, editable=False)
                 for group in self._turns]

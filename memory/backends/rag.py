@@ -15,8 +15,8 @@ from memory.backends.base import (
     split_budget,
     turn_sections,
 )
-from memory.embed import cosine, top_k
-from memory.steering import MemoryItem, SteeringUnsupported
+from memory.index.embed import cosine, top_k
+from memory.turn.steering import MemoryItem, SteeringUnsupported
 from memory.types import ContextPack, Section, Turn
 
 TOP_TURNS = 5
@@ -61,7 +61,7 @@ class RagBackend:
             self._turns.append(turn_sections(turn, self.env.count))
             self._digest.update(turn.index, turn.user, turn.assistant)
 
-    # -- steering (memory/steering.py): a past turn can be forgotten, not edited ----------
+    # -- steering (memory/turn/steering.py): a past turn can be forgotten, not edited ----------
     def memory_items(self) -> list[MemoryItem]:
         return [MemoryItem(group[0].source, group[0].text, editable=False)
                 for group in self._turns]

@@ -3,7 +3,7 @@
 Each pair gets its own clone (``git clone --shared``: the objects are borrowed, the
 working tree and its commits are the pair's), detached at the session's commit, with a
 committer identity of its own so the replayed answers' edits can be committed there
-(``memory.edits``). The developer's repository is only read.
+(``memory.acting.edits``). The developer's repository is only read.
 
 The verdict on the final tree is the sandbox's (``replay.sandbox``): the tests run in
 the jail on a copy of the clone, each target in a pytest process of its own, and a

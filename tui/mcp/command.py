@@ -110,8 +110,8 @@ def _query_from_stdin() -> str:
 def main_recall(argv: list[str]) -> int:
     args = _recall_parser().parse_args(argv)
     query = _query_from_stdin() if args.query == "-" else args.query
-    from memory.brief import brief
-    from memory.keeper import Keeper, KeeperError
+    from memory.recall.brief import brief
+    from memory.recall.keeper import Keeper, KeeperError
 
     try:
         keeper = Keeper(_root(args.repo), args.data_dir)

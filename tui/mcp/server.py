@@ -1,6 +1,6 @@
 """``engram mcp [PATH]``: the repository's kept memory as an MCP server over stdio.
 
-A thin front-end over ``memory.keeper.Keeper`` (the engine the app's ``cards`` sessions
+A thin front-end over ``memory.recall.keeper.Keeper`` (the engine the app's ``cards`` sessions
 share with shared memory): each tool validates its input at the edge and answers a
 ``KeeperError`` as an error result with the reason, so one bad call never stops the
 server. The tools' descriptions are written for the model that calls them.
@@ -96,7 +96,7 @@ INSTRUCTIONS_URI = "engram://instructions"
 
 def _arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
     """The call's arguments checked against the tool's schema (KeeperError: why not)."""
-    from memory.keeper import KeeperError
+    from memory.recall.keeper import KeeperError
 
     schema = TOOLS[name][1]
     given = dict(given or {})
@@ -120,7 +120,7 @@ def _arguments(name: str, given: dict[str, Any] | None) -> dict[str, Any]:
 
 async def call_tool(keeper: Any, name: str, given: dict[str, Any] | None) -> Any:
     """What tool ``name`` answers (KeeperError for a refusal)."""
-    from memory.keeper import KeeperError
+    from memory.recall.keeper import KeeperError
 
     if name not in TOOLS:
         raise KeeperError(f"no tool {name[:80]!r}; the tools: {', '.join(TOOLS)}")
@@ -140,7 +140,7 @@ async def call_tool(keeper: Any, name: str, given: dict[str, Any] | None) -> Any
 
 def read_resource(keeper: Any, uri: str) -> str:
     """The text of resource ``uri`` (KeeperError, OSError: why not)."""
-    from memory.keeper import KeeperError
+    from memory.recall.keeper import KeeperError
 
     if uri == PINNED_URI:
         return "\n".join(m.line() for m in keeper.pinned()) or "(no pinned memories)"
@@ -159,7 +159,7 @@ def build_server(keeper: Any) -> Any:
     from mcp.shared.exceptions import MCPError
 
     from memory import __version__
-    from memory.keeper import KeeperError
+    from memory.recall.keeper import KeeperError
     from memory.redact import redact
 
     def text(value: str) -> list[Any]:
@@ -228,7 +228,7 @@ def serve(repo: str, data_dir: Path | None = None, backend: str = "cards") -> in
 
     def open_and_warm() -> None:
         try:
-            from memory.keeper import Keeper
+            from memory.recall.keeper import Keeper
 
             opened["keeper"] = Keeper(Path(repo), data_dir, backend)
         except Exception as exc:  # said by the main thread, before serving
