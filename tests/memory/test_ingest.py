@@ -321,6 +321,52 @@ async def test_a_backend_failing_on_a_turn_stops_only_its_file(repo, tmp_path, s
     again = await ingest(feeder, files)
     feeder.close()
     assert [r.turns for r in again] == [2, 0] and not any(r.error for r in again)
+    transcript = data_sessions(feeder, first[0].session)
+    assert [t.meta["ingested"]["turn"] for t in transcript.turns] == [0, 1, 2, 3]
+
+
+def data_sessions(feeder: Feeder, session: str):
+    from memory.transcript import read_transcript
+
+    return read_transcript(feeder.env.data_dir / "sessions" / f"{session}.jsonl")
+
+
+@pytest.mark.parametrize("backend", ["cards", "rag"])
+async def test_a_crash_between_a_turns_memory_and_its_mark_repeats_and_loses_nothing(
+        backend, repo, tmp_path, script, monkeypatch):
+    """The process dying after a turn was committed (recorded, observed) and before its
+    mark moved: the next run takes that turn up from the transcript (observed, not recorded
+    again) and the memories are those of a run that never stopped."""
+    source = _fixture("claude-code.jsonl", repo, tmp_path / "s" / "claude.jsonl")
+    clean = tmp_path / "clean"
+    feeder = _feeder(repo, clean, backend)
+    await ingest(feeder, [source])
+    feeder.close()
+    put = Marks.put
+
+    class Killed(BaseException):  # not an Exception: nothing in the feeder catches it
+        pass
+
+    def dies_on_turn_three(self, mark):
+        if mark.turns == 3:
+            raise Killed
+        put(self, mark)
+
+    data = tmp_path / "data"
+    monkeypatch.setattr(Marks, "put", dies_on_turn_three)
+    feeder = _feeder(repo, data, backend)
+    with pytest.raises(Killed):
+        await ingest(feeder, [source])
+    feeder.close()
+    monkeypatch.setattr(Marks, "put", put)
+    feeder = _feeder(repo, data, backend)
+    again = await ingest(feeder, [source])
+    feeder.close()
+    assert [r.turns for r in again] == [2] and not again[0].error
+    turns = data_sessions(feeder, again[0].session).turns
+    assert [t.meta["ingested"]["turn"] for t in turns] == [0, 1, 2, 3]
+    assert list((await _memories(repo, data, backend)).values()) == \
+        list((await _memories(repo, clean, backend)).values())
 
 
 def test_a_sessions_first_lines_are_read_once_for_its_tool_and_its_folder(tmp_path):
