@@ -41,6 +41,8 @@ from memory.turn.agent import Agent, AgentConfig
 from memory.types import Turn
 
 SETTLE = 600.0  # seconds without a write after which a session's last turn is taken
+MAX_CALLS = 100  # of one turn's tool calls fed to the backend (the newest)
+RESULT_TAIL = 4000  # characters of each call's result (its end)
 
 
 @dataclass
@@ -186,12 +188,15 @@ class Feeder:
 
     def _turn(self, agent: Agent, session: Session, n: int, path: Path) -> Turn:
         now = time.time()
+        meta: dict[str, Any] = {"ingested": {"tool": session.tool, "session": session.id,
+                                             "turn": n, "file": str(path.resolve())}}
+        calls = tool_events(session, n)
+        if calls:
+            meta["tools"] = {"calls": calls, "steps": len(calls)}
         return Turn(index=len(agent.turns), user=redact(session.queries[n]),
                     assistant=redact(session.answer(n)), backend=self.backend,
                     model=f"{session.tool} {session.version}".strip(), started=now,
-                    finished=now,
-                    meta={"ingested": {"tool": session.tool, "session": session.id,
-                                       "turn": n, "file": str(path.resolve())}})
+                    finished=now, meta=meta)
 
     def _drop(self, session: str) -> None:
         """Forget a live agent whose commit failed (rebuilt from the transcript next time)."""
@@ -204,6 +209,20 @@ class Feeder:
             if agent.transcript is not None:
                 agent.transcript.close()
         self.agents.clear()
+
+
+def tool_events(session: Session, n: int) -> list[dict[str, Any]]:
+    """The tool calls of the tool's turn ``n`` as engram's own turns record theirs
+    (``turn.meta["tools"]["calls"]``: function, args, ok, result), which the backends that
+    read calls take as they take engram's: ``cards`` makes test outcomes of a shell call's
+    output (Claude Code's Bash, Codex's shell: any call with a ``command``), ``mask`` and
+    ``compact`` mask or summarise past outputs. The newest ``MAX_CALLS`` of a turn are kept,
+    each result's last ``RESULT_TAIL`` characters (a test runner's summary is at its end),
+    so a long agentic turn stays one transcript line of bounded size."""
+    calls = [c for c in session.calls if c.query == n][-MAX_CALLS:]
+    return [{"function": c.tool,
+             "args": c.input if isinstance(c.input, dict) else {"input": c.input},
+             "ok": c.ok, "result": (c.result or "")[-RESULT_TAIL:]} for c in calls]
 
 
 def _failed(backend: str, where: str, exc: Exception) -> str:
