@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.text import Text
 
-from tui.calls import Watched, call_line, tool_lines
+from tui.calls import call_line, tool_lines
 from tui.config import load_config
 from tui.diffview import diff_stats, diff_text, theme_colours
 from tui.host import Host
@@ -116,8 +116,7 @@ class EditFlow:
             return
         offered = self.bench.offer()
         agent = self.bench.agent
-        if agent.tools is not None:  # the calls shown as they finish
-            agent.tools = Watched(agent.tools, self._called)
+        agent.watch_calls = self._called  # the calls shown as they finish
         notice = offered.notice(agent.llm.model)
         self.host.query_one(StatusBar).acting = "" if not notice else "answers from the code"
         if notice and notice != self.notice:
