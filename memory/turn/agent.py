@@ -5,11 +5,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.acting.toolloop import MARGIN, MAX_STEPS, STEP_TOKENS, Toolbox, combine, run_tools
+from memory.acting.toolloop import (
+    MARGIN,
+    MAX_STEPS,
+    STEP_TOKENS,
+    OnCall,
+    Toolbox,
+    combine,
+    run_tools,
+)
 from memory.acting.tools.consent import ASKING, Asking
 from memory.backends import Backend, BackendEnv, Registry, registry
 from memory.llm.client import LLM, LLMError
@@ -61,6 +70,8 @@ class Agent:
         self.steering = Steering()  # the developer's pins (memory/turn/steering.py)
         self.user_ops: list[dict[str, Any]] = []  # their pin/unpin/forget/edit records
         self.tools: Toolbox | None = None  # repository tools (memory/acting/tools/), every turn
+        # who else sees each tool call as it finishes, after its record (the app's live lines)
+        self.watch_calls: OnCall | None = None
         # worked exchanges (chat messages) every context shows before the conversation:
         # memory/acting/workbench.py puts the edit format's example here
         self.examples: list[dict[str, str]] = []
@@ -213,6 +224,9 @@ class Agent:
 
         def recorded(call: dict[str, Any]) -> None:
             self.record({"type": "tool", "turn": turn.index, "backend": backend.name, **call})
+            if self.watch_calls is not None:
+                with suppress(Exception):  # showing a call never breaks the turn
+                    self.watch_calls(call)
 
         outcome = await run_tools(self.llm, box, pack, self.config.max_tool_steps,
                                   limit=self.tool_limit(),
