@@ -142,10 +142,8 @@ def _act(session: Any, bench: Any, turn: Any) -> None:
         say(f"edit refused: {applied.message}")
         return
     say(f"edit applied: {', '.join(applied.paths)} (commit {applied.commit[:10]})")
-    try:
-        session.agent.env.repo.refresh()  # the next turn's context sees the new content
-    except Exception as exc:  # the commit stands; the index catches up next time
-        say(f"the index could not be refreshed after the edit: {exc}")
+    if applied.index_error:  # the commit stands; the index catches up next time
+        say(f"the index could not be refreshed after the edit: {applied.index_error}")
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -196,7 +194,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from memory._git import NotAGitRepo
-    from memory.session import open_index
+    from memory.index.repo import open_index
 
     console = Console(stderr=True)
     try:

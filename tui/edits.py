@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.text import Text
 
-from tui.calls import Watched, call_line, tool_lines
+from tui.calls import call_line, tool_lines
 from tui.config import load_config
 from tui.diffview import diff_stats, diff_text, theme_colours
 from tui.host import Host
@@ -116,8 +116,7 @@ class EditFlow:
             return
         offered = self.bench.offer()
         agent = self.bench.agent
-        if agent.tools is not None:  # the calls shown as they finish
-            agent.tools = Watched(agent.tools, self._called)
+        agent.watch_calls = self._called  # the calls shown as they finish
         notice = offered.notice(agent.llm.model)
         self.host.query_one(StatusBar).acting = "" if not notice else "answers from the code"
         if notice and notice != self.notice:
@@ -269,7 +268,7 @@ class EditFlow:
                        "it", "applied")
         self.applied.append((applied.commit, view))
         await self._show_head()
-        await self._refresh_index()
+        self._index_behind(applied.index_error)
         self.host.notify(f"committed {_short(applied.commit)}: {paths}")
 
     async def _fold_diff(self, view: Any, diff: str) -> None:
@@ -277,17 +276,11 @@ class EditFlow:
         if diff.strip():
             await view.show_diff(diff_text(diff, theme_colours(view.app.current_theme)))
 
-    async def _refresh_index(self) -> None:
-        """Bring the agent's repository index up to the tree engram just changed (only
-        the changed files are embedded again), so the next turn's context and the tools'
-        search see the new code. A failure leaves the commit as it is and says so."""
-        index = getattr(self.bench.agent.env, "repo", None)
-        if index is None:  # still being built: it reads the new tree itself
-            return
-        try:
-            await self.host.engine.run(_call(index.refresh))
-        except Exception as exc:
-            self.host.notify(f"the index could not be refreshed: {exc}", severity="warning")
+    def _index_behind(self, error: str) -> None:
+        """Say that the index could not catch up with the tree engram just changed (the
+        workbench refreshes it after an edit or an undo; the commit stands)."""
+        if error:
+            self.host.notify(f"the index could not be refreshed: {error}", severity="warning")
 
     async def _show_head(self) -> None:
         """The status bar's HEAD after engram committed or undid."""
@@ -318,7 +311,7 @@ class EditFlow:
                              timeout=15)
             return
         await self._show_head()
-        await self._refresh_index()
+        self._index_behind(undone.index_error)
         for commit, view in list(self.applied):
             if commit == undone.commit:
                 if view.is_attached:

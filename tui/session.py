@@ -11,7 +11,6 @@ from memory import __version__, _git
 from memory._checks import valid_session_id
 from memory.backends import registry
 from memory.home import repo_home
-from memory.index.embed import LazyEmbedder
 from memory.index.repo import IndexReport, Progress, RepoIndex
 from memory.llm.client import (
     LLM,
@@ -21,9 +20,8 @@ from memory.llm.client import (
     import_litellm,
     route_of,
 )
-from memory.session import build_agent, session_llm
+from memory.session import build_agent, open_index, session_llm
 from memory.settings import current
-from memory.store import Store
 from memory.transcript import (
     new_session_id,
     read_transcript,
@@ -82,11 +80,9 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
 
 def build_index(options: Any, progress: Progress | None = None) -> tuple[RepoIndex, IndexReport]:
     """Open and refresh the repository index (blocking; run it in a thread). Needs no
-    session, so the app builds it while the session opens."""
-    root = repo_root(options.repo)
-    index = RepoIndex(root, Store(repo_home(root, options.data_dir) / "index.lance"),
-                      LazyEmbedder())  # the process-wide MiniLM, as the backends' embedder
-    report = index.refresh(progress)
+    session, so the app builds it while the session opens: memory/session.py's
+    ``open_index``, as ``engram index``, headless chat/ask and ingest open it."""
+    index, report = open_index(options.repo, options.data_dir, progress=progress)
     index.warm()  # read the catalog and load the embedder now, not at the first query
     return index, report
 

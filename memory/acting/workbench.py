@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory.acting.edits import EDIT_FORMAT, Applied, Prepared, Undone, has_blocks, prepare
 from memory.acting.edits import apply as apply_edits
@@ -55,10 +55,13 @@ from memory.acting.tools.consent import ConsentPolicy
 from memory.acting.tools.read import TOOL as READ_TOOL
 from memory.acting.tools.run import Jail, RunTool
 from memory.llm.capabilities import EVERYTHING, Capabilities, capabilities_of
+from memory.redact import redact
 
 if TYPE_CHECKING:
     from memory.turn.agent import Agent
     from memory.types import Turn
+
+Done = TypeVar("Done", Applied, Undone)
 
 EDIT_PROMPT = "\n\nYou can change the repository's files with edit blocks.\n"
 
@@ -191,7 +194,7 @@ class Workbench:
                      commit=applied.commit, of="apply")
         if prepared is self._pending:
             self._pending = self._pending_turn = None
-        return applied
+        return self._caught_up(applied) if applied.ok else applied
 
     def reject(self, prepared: Prepared, turn: Turn | None,
                why: str = "the developer declined it") -> None:
@@ -206,7 +209,21 @@ class Workbench:
         undone = undo_edits(self.root)
         self._record("undone" if undone.ok else "refused", None, list(undone.paths),
                      undone.ok, undone.message, commit=undone.commit, of="undo")
-        return undone
+        return self._caught_up(undone) if undone.ok else undone
+
+    def _caught_up(self, done: Done) -> Done:
+        """The agent's repository index brought up to the tree just changed (only the
+        changed files are embedded again), so the next turn's context and the tools'
+        search see the new code: the one place an applied or undone edit reaches the
+        index. A failure leaves the commit as it is and is said in ``index_error``."""
+        index = self.agent.env.repo
+        if index is None:  # still being built: it reads the new tree itself
+            return done
+        try:
+            index.refresh()
+        except Exception as exc:
+            return replace(done, index_error=redact(f"{type(exc).__name__}: {exc}"))
+        return done
 
     def _record(self, op: str, turn: int | None, paths: list[str], ok: bool, message: str,
                 **extra: str) -> None:

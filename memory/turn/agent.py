@@ -5,11 +5,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.acting.toolloop import MARGIN, MAX_STEPS, STEP_TOKENS, Toolbox, combine, run_tools
+from memory.acting.toolloop import (
+    MARGIN,
+    MAX_STEPS,
+    STEP_TOKENS,
+    OnCall,
+    Toolbox,
+    combine,
+    run_tools,
+)
 from memory.acting.tools.consent import ASKING, Asking
 from memory.backends import Backend, BackendEnv, Registry, registry
 from memory.llm.client import LLM, LLMError
@@ -61,6 +70,8 @@ class Agent:
         self.steering = Steering()  # the developer's pins (memory/turn/steering.py)
         self.user_ops: list[dict[str, Any]] = []  # their pin/unpin/forget/edit records
         self.tools: Toolbox | None = None  # repository tools (memory/acting/tools/), every turn
+        # who else sees each tool call as it finishes, after its record (the app's live lines)
+        self.watch_calls: OnCall | None = None
         # worked exchanges (chat messages) every context shows before the conversation:
         # memory/acting/workbench.py puts the edit format's example here
         self.examples: list[dict[str, str]] = []
@@ -219,6 +230,9 @@ class Agent:
 
         def recorded(call: dict[str, Any]) -> None:
             self.record({"type": "tool", "turn": turn.index, "backend": backend.name, **call})
+            if self.watch_calls is not None:
+                with suppress(Exception):  # showing a call never breaks the turn
+                    self.watch_calls(call)
 
         outcome = await run_tools(self.llm, box, pack, self.config.max_tool_steps,
                                   limit=self.tool_limit(),
@@ -233,14 +247,18 @@ class Agent:
         reserve = max(self.config.max_answer_tokens, STEP_TOKENS) + MARGIN
         return max(0, self.llm.context_window() - reserve)
 
-    async def commit(self, turn: Turn, observers: list[Backend] | None = None) -> None:
+    async def commit(self, turn: Turn, observers: list[Backend] | None = None, *,
+                     recorded: bool = False) -> None:
         """Record ``turn`` first (a crash during the memory update never loses it), then let
         the backends (default: the current one) observe it. The turn's meta counts the
         structured calls of its answer when recorded; after the update it also counts the
         update's calls, retries, lenient parses, failures and skips (``structured``), which
-        the transcript holds as the memory records that follow the turn."""
+        the transcript holds as the memory records that follow the turn. ``recorded``: the
+        transcript holds the turn already (an ingest taking up a turn whose memory update
+        failed or was cut off): it is observed, not written again."""
         self.turns.append(turn)
-        self.record(turn.to_record())
+        if not recorded:
+            self.record(turn.to_record())
         calls_before = self.llm.stats.as_dict()
         issues_before = len(self.memory_issues)
         try:

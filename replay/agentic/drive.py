@@ -66,6 +66,8 @@ def _apply(bench: Workbench, turn: Turn) -> dict[str, Any]:
     applied = bench.apply(prepared, turn)
     if not applied.ok:
         return {"edit": "refused", "why": applied.message}
+    if applied.index_error:  # the next turns would search a stale index: not a fair pair
+        raise RuntimeError(f"the index could not be refreshed: {applied.index_error}")
     return {"edit": "applied", "paths": list(applied.paths), "commit": applied.commit}
 
 
@@ -108,11 +110,10 @@ async def drive_agentic(replay: Replay, source: AgenticSession, name: str,
     for n, query in enumerate(source.queries):
         tools.turn = n
         turn = await agent.ask(query)
-        edit = await asyncio.to_thread(_apply, bench, turn)
+        async with replay.lock:  # an applied edit refreshes the index (the workbench's)
+            edit = await asyncio.to_thread(_apply, bench, turn)
         if edit["edit"] == "applied":
             tools.changed.update(edit["paths"])
-            async with replay.lock:
-                await asyncio.to_thread(index.refresh)
         turns.append(turn_row(turn, edit))
         tick(n + 1, total)
     verdict = await asyncio.to_thread(final_tests, work, source.tests, config.limits)

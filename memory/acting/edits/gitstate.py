@@ -24,12 +24,12 @@ class GitFailed(RuntimeError):
 
 def run(root: Path, *args: str, data: bytes | None = None,
         env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,),
-        literal: bool = True) -> bytes:
+        literal: bool = True, timeout: float = TIMEOUT) -> bytes:
     """``git ARGS`` in ``root``: its standard output as bytes; paths are literal (no
     globbing) unless ``literal`` is False (check-ignore refuses the option)."""
     try:
         done = subprocess.run(["git", "-C", str(root), *args], input=data,
-                              capture_output=True, timeout=TIMEOUT,
+                              capture_output=True, timeout=timeout,
                               env={**os.environ, "GIT_LITERAL_PATHSPECS": "1" if literal else "0",
                                    **(env or {})})
     except (OSError, subprocess.TimeoutExpired) as exc:

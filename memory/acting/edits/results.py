@@ -85,19 +85,23 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Applied:
-    """The result of writing and committing a prepared answer."""
+    """The result of writing and committing a prepared answer; ``index_error`` says why the
+    repository index could not catch up with it (the commit stands)."""
 
     ok: bool
     message: str
     commit: str = ""
     paths: tuple[str, ...] = ()
+    index_error: str = ""
 
 
 @dataclass(frozen=True)
 class Undone:
-    """The result of reverting engram's last commit."""
+    """The result of reverting engram's last commit; ``index_error`` says why the
+    repository index could not catch up with it (the commit stands)."""
 
     ok: bool
     message: str
     commit: str = ""
     paths: tuple[str, ...] = ()
+    index_error: str = ""

@@ -273,3 +273,38 @@ def test_the_tools_follow_a_model_switch_to_and_from_constrained_decoding(bench)
     bench.agent.env.llm = SimpleNamespace(constrained=lambda: False)
     bench.tools.tools()
     assert bench.tools.constrained is False
+
+
+async def test_an_applied_edit_and_its_undo_reach_the_index_and_a_failed_refresh_is_said(
+        tmp_path, repo, script, embedder):
+    """The workbench is the one place an applied or undone edit refreshes the index (the
+    app, the headless --apply and replay's agentic pairs all go through it): the next
+    search sees the new code; a refresh that fails leaves the commit and says why."""
+    from memory.index.repo import RepoIndex
+    from memory.store import Store
+
+    index = RepoIndex(repo, Store(tmp_path / "index.lance"), embedder)
+    index.refresh()
+    llm = LLM(LLMConfig(model="scripted/test", backoff=0.01))
+    env = BackendEnv(llm=llm, embedder=embedder, repo=index, data_dir=tmp_path / "home",
+                     session_id="s2")
+    agent = Agent(registry.create("full", env), llm, env, None,
+                  config=AgentConfig(max_answer_tokens=64))
+    bench = Workbench(agent, repo, ConsentPolicy.deny_all())
+
+    def code() -> str:
+        return "".join(chunk.code for chunk in index.chunks())
+    script.default = scripted(GREET)
+    turn = await agent.ask("Make greet say hello")
+    applied = bench.apply(bench.propose(turn), turn)
+    assert applied.ok and applied.index_error == "" and '"hello"' in code()
+    undone = bench.undo()
+    assert undone.ok and undone.index_error == "" and '"hello"' not in code()
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+    index.refresh = broken
+    turn = await agent.ask("Make greet say hello")
+    applied = bench.apply(bench.propose(turn), turn)
+    assert applied.ok and applied.index_error == "OSError: disk full"
+    assert '"hello"' in (repo / "app.py").read_text()

@@ -147,3 +147,41 @@ async def test_the_context_is_built_for_about_and_the_model_asked_the_query(make
     assert script.calls[-1][-1]["content"] == asked  # the model is asked the whole query
     await agent.ask(asked, commit=False)
     assert built[-1] == asked  # without about: the query itself
+
+
+async def test_each_tool_call_is_recorded_then_handed_to_the_watcher(make_agent, script):
+    """The app's live call lines come from the Agent's one hook on the tool loop: every
+    call (the repository tools' and a backend's alike) as recorded, in order; a watcher
+    that fails never breaks the turn."""
+    import json
+
+    from memory.acting.tools.box import RepoTools
+    from tests.asked import asked
+
+    agent = make_agent("full")
+    agent.tools = RepoTools(agent.repo.root)
+    steps = [{"function": "grep", "pattern": "def connect", "glob": "*.py",
+              "request_heartbeat": True},
+             {"function": "read_file", "path": "app/db.py", "start": 1, "end": 0,
+              "request_heartbeat": False}]
+
+    def reply(messages):
+        if asked(messages).step:
+            return json.dumps({"call": steps.pop(0) if steps else {"function": "answer"}})
+        return "it is in app/db.py"
+    script.default = reply
+    seen: list[dict] = []
+    agent.watch_calls = seen.append
+    assert (await agent.ask("where is connect?")).ok
+    records = read_transcript(agent.transcript.path).of_type("tool")
+    assert [c["function"] for c in seen] == ["grep", "read_file"]
+    assert [{k: v for k, v in r.items() if k not in ("type", "turn", "backend")}
+            for r in records] == seen
+
+    def broken(call):
+        raise RuntimeError("the view is gone")
+    steps.extend([{"function": "read_file", "path": "app/db.py", "start": 1, "end": 0,
+                   "request_heartbeat": False}])
+    agent.watch_calls = broken
+    turn = await agent.ask("and again?")
+    assert turn.ok and turn.meta["tools"]["calls"][0]["function"] == "read_file"

@@ -99,12 +99,21 @@ async def test_backends_without_discrete_memories_say_so(make_agent, name):
     assert steering_records(agent) == []
 
 
-async def test_full_forgets_a_turn_but_cannot_edit_one(make_agent):
-    agent = make_agent("full")
+@pytest.mark.parametrize("name", ["full", "rag"])
+async def test_a_verbatim_backend_forgets_a_turn_but_cannot_edit_one(make_agent, name):
+    """full and rag keep past turns verbatim (memory/backends/_verbatim.py): each turn is
+    a memory, forgotten whole (rag's vector with it), never edited."""
+    agent = make_agent(name)
     await agent.ask("first question")
     await agent.ask("second question")
+    items = agent.backend.memory_items()
+    assert [i.id for i in items] == ["turn:0", "turn:1"] and not items[0].editable
     assert await agent.forget("turn:0") == "first question"
-    assert sources(await agent.context("q"), "history") == ["turn:1", "turn:1"]
+    assert sources(await agent.context("first question"), "history") == ["turn:1", "turn:1"]
+    if name == "rag":
+        assert len(agent.backend._vectors) == 1
+    with pytest.raises(KeyError):
+        await agent.backend.forget("turn:0")
     with pytest.raises(SteeringUnsupported, match="verbatim"):
         await agent.edit("turn:1", "other")
 
