@@ -53,6 +53,6 @@ async def test_local_executor_holds_the_limit(tmp_path, outline_file, script, em
                   for i, start in enumerate(stamps))
     assert busiest <= limit
     assert stamps[-1] - stamps[0] >= (12 / limit - 1) * window - 0.5
-    from memory import llm
+    from memory.llm import client as llm
 
     assert llm._rate_gate is None  # removed after the run
