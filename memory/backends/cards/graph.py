@@ -32,6 +32,8 @@ import numpy as np
 from memory.backends.cards.rules import (
     CLOSED_WORDS,
     CUE_WORDS,
+    MASK_CLASS,
+    MASK_SUBJECT,
     PROVISIONAL,
     PROVISIONAL_WORDS,
     REVISE,
@@ -145,6 +147,26 @@ def body(text: str) -> str:
     should: X" -> "X"), to compare with what a retraction quoted."""
     match = _LED.match(text.strip())
     return text.strip()[match.end():] if match else text
+
+
+def said_of(text: str, subject: str) -> str:
+    """What a statement says of its subject: its ``body`` with the subject's name, however
+    it is said (bare, quoted, dotted with its class, "``C``'s ``f``", "``f`` on ``C``"),
+    read as "the function" and its class as "the class". Two statements about one
+    function are compared by this: their shared name would otherwise make any two close
+    ("`f` sets the port." / "Next: the parameters of `f`.")."""
+    parts = [p for p in re.split(r"::|\.", subject.rsplit("::", 1)[-1]) if p]
+    said = body(text)
+    if not parts or "/" in parts[-1]:
+        return said
+    *owners, name = parts
+    quote = r"[`'\"\u2018\u2019\u201c\u201d]?"
+    said = re.sub(rf"{quote}(?<![\w.])(?:[\w]+\.)*{re.escape(name)}(?:\(\))?(?![\w]){quote}",
+                  MASK_SUBJECT, said)
+    for owner in owners:
+        said = re.sub(rf"{quote}(?<![\w.]){re.escape(owner)}(?![\w.])(?:['\u2019]s\b|{quote})",
+                      MASK_CLASS, said)
+    return " ".join(said.split())
 
 
 _RETRACTING = re.compile(r"^(?:not:|forget|(?:now |is )?outdated|obsolete)", re.I)
@@ -301,11 +323,15 @@ class ContextGraph:
                 continue
             sim = float(cosine(vector, self.vectors[other.id][None, :])[0])
             same_slot = node.type == "fact" and mine == slot(other.statement)
+            # a near repeat by what the two say of their subject, its name masked
+            near = sim if node.type != "fact" else float(cosine(
+                vector if body_vector is None else body_vector,
+                self.bodies.get(other.id, self.vectors[other.id])[None, :])[0])
             if node.type == "fact" and closed(node.statement) and closed(other.statement):
                 if same_slot:
                     found.append((other, sim))
                 continue
-            if same_slot or sim >= REVISE:
+            if same_slot or near >= REVISE:
                 found.append((other, sim))
                 continue
             if cued and claim_vector is not None and not closed(other.statement) \

@@ -82,6 +82,7 @@ PLAIN_WORDS = frozenset({
 # file", "(a, b)"), and read as the aspect whose prototypes they are closest to, among
 # the aspects whose values they hold (a place, a parameter list, a second name)
 MASK_SUBJECT = "the function"
+MASK_CLASS = "the class"  # the class of a method said with it ("`C`'s `f`")
 MASK_NAME = "the helper"
 MASKS = {"function": "the helper", "class": "the class", "exception": "an error",
          "constant": "the constant", "module": "the module"}  # by what a name is
@@ -181,6 +182,12 @@ PARAPHRASE = 0.8  # two descriptions this close (without their leads) say one th
 BORROWED = 0.95  # a claim this close to another function's docstring describes that one
 BORROW_SEARCH = 3  # functions of the repository a claim is compared with
 JUDGED_AT_MOST = 2  # descriptions per new fact that the judge is asked about
+# a statement describes what its function does when, its subject masked, it is closer to
+# the behaviour prototypes (``PROTOTYPES``) than to those of these aspects by this much
+# (a rule it keeps, a name it uses, said in prose); a later description replaces an
+# earlier one (one account of what a function does: the latest), unless it says it adds
+DESCRIBES = 0.05
+DESCRIBED_APART = ("constraint", "dependency")
 # words by which a statement says it adds to what was said, not replace it
 ADDING_WORDS = ("also", "as well", "too", "in addition", "additionally", "besides",
                 "another")
