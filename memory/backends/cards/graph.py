@@ -31,11 +31,14 @@ import numpy as np
 
 from memory.backends.cards.rules import (
     CLOSED_WORDS,
+    CONDITION_WORDS,
     CUE_WORDS,
+    MANY_VALUED_VERBS,
     MASK_CLASS,
     MASK_SUBJECT,
     PROVISIONAL,
     PROVISIONAL_WORDS,
+    RETRACTING_CUES,
     REVISE,
     REVISE_AGAIN,
     REVISE_CUED,
@@ -81,8 +84,8 @@ _LEAD = re.compile(r"^[^\w`(]+")
 # punctuation, shortly before the first code span. It says nothing about the slot; a
 # condition ("If empty, `f` ...", "When ..., `f` ...") does, and is kept.
 _REMARK = re.compile(
-    r"^(?!(?:if|when|whenever|unless|while|once|after|before|until|since|because|although|"
-    r"though|where|whereas)\b)[^`\n]{1,80}[,:;.!?\u2013\u2014]\s+(?=[^`\n,:;.!?]{0,24}`)", re.I)
+    r"^(?!(?:" + "|".join(CONDITION_WORDS) + r")\b)"
+    r"[^`\n]{1,80}[,:;.!?\u2013\u2014]\s+(?=[^`\n,:;.!?]{0,24}`)", re.I)
 # Predicates that hold several values at once: a function may need, reuse or call more
 # than one thing, so a second such statement adds to the first unless it names the same one.
 # Searched in a frame: the verb names a thing of the code, quoted or written as an
@@ -91,7 +94,7 @@ _REMARK = re.compile(
 # follows "imports" is always a module); prose that merely uses such a verb ("relies on
 # introspection", "use a key function to ...") describes behaviour and is read as such.
 ADDITIVE = re.compile(
-    r"\bimports?\s+[a-z_]|\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)"
+    r"\bimports?\s+[a-z_]|\b(" + "|".join(MANY_VALUED_VERBS) + ")"
     r"\s+(?:[a-z]+\s+){0,2}(?!e\.g\b|i\.e\b)(?:`_`|[a-z_][\w.]*(?:_\w|\.\w|\(_\)))")
 
 
@@ -169,7 +172,7 @@ def said_of(text: str, subject: str) -> str:
     return " ".join(said.split())
 
 
-_RETRACTING = re.compile(r"^(?:not:|forget|(?:now |is )?outdated|obsolete)", re.I)
+_RETRACTING = re.compile(r"^(?:" + "|".join(RETRACTING_CUES) + ")", re.I)
 
 
 def quotes(text: str) -> bool:
