@@ -78,7 +78,7 @@ class ABRecord:
 
 @dataclass(frozen=True)
 class ToolRecord:
-    """One call of a turn's tool loop (memory/toolloop.py), written when it finished:
+    """One call of a turn's tool loop (memory/acting/toolloop.py), written when it finished:
     the turn it was for, its step, the function, its arguments, whether it worked and
     its output (as kept); ``data`` holds the rest (consent, exit status, seconds)."""
 
@@ -95,7 +95,7 @@ class ToolRecord:
 
 @dataclass(frozen=True)
 class EditRecord:
-    """A step of an answer's edits (memory/acting.py): ``op`` proposed | applied |
+    """A step of an answer's edits (memory/acting/workbench.py): ``op`` proposed | applied |
     rejected | undone | refused, the turn, the paths, whether it worked, its message,
     the diff (proposed) and the commit (applied, undone)."""
 
@@ -144,7 +144,7 @@ def _switch(data: dict[str, Any]) -> SwitchRecord:
 
 
 def _memory(data: dict[str, Any]) -> MemoryRecord:
-    # the developer's steering (memory/steering.py) carries these too
+    # the developer's steering (memory/turn/steering.py) carries these too
     check.optional_text(data, "by"), check.optional_text(data, "kind")
     check.optional_text(data, "old")
     if check.optional_integer(data, "after") is not None and data["after"] < 0:

@@ -3,10 +3,10 @@
 One registry serves every kind of plug-in engram has: memory backends
 (``engram.backends``, ``memory.backends.registry``) and replay's benchmarks
 (``engram.benchmarks``, ``replay.benchmark.benchmarks``). A third party adds one by
-declaring an entry point in its own distribution; engram's own are declared the same way
-in ``pyproject.toml`` and repeated in a ``builtins`` table, so a source tree that is not
-installed still finds them. Listing names imports nothing; ``load(name)`` imports the one
-module that name points at.
+declaring an entry point in its own distribution; engram's own are in one ``builtins``
+table each (not repeated in ``pyproject.toml``), so a source tree that is not installed
+finds them as an installed one does. Listing names imports nothing; ``load(name)`` imports
+the one module that name points at.
 
 Two policies, chosen by the kind of plug-in:
 

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from memory import __version__, _git
-from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, Registry, registry
-from memory.embed import MINILM, Embedder, LazyEmbedder
 from memory.home import repo_home
-from memory.llm import DEFAULT_TIMEOUT, LLM, LLMConfig, check_model, default_model
-from memory.repo import IndexReport, Progress, RepoIndex
+from memory.index.embed import MINILM, Embedder, LazyEmbedder
+from memory.index.repo import IndexReport, Progress, RepoIndex
+from memory.llm.client import DEFAULT_TIMEOUT, LLM, LLMConfig, check_model, default_model
 from memory.settings import Settings, current
 from memory.store import Store
 from memory.transcript import TranscriptWriter, new_session_id, sessions_dir
+from memory.turn.agent import Agent, AgentConfig
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def open_session(options: SessionOptions, progress: Progress | None = None) -> S
     model = options.model or default_model(settings)
     check_model(model, settings=settings)
     if options.preload:
-        from memory.local import preload
+        from memory.llm.local import preload
 
         preload(model)  # the embedded model loads while the index opens
     index, report = open_index(options.repo, options.data_dir, options.embed_model, progress)

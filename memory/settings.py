@@ -11,7 +11,7 @@ they are now.
 
 Raw values of the embedded model's and the embedder's settings are kept as given
 (strings): the module using one checks it and says what is wrong with it, where it
-is used (``memory.local.spec``, ``memory.embed``).
+is used (``memory.llm.local.spec``, ``memory.index.embed``).
 
 Not settings, and left in the process environment on purpose:
 - secrets (API keys): read when a call is made (``secret``), never kept in a value

@@ -1,9 +1,9 @@
 """Session recording: one JSON object per line, fsync'd per record, read tolerantly.
 
 Record types: ``session``, ``turn``, ``switch``, ``memory``, ``ab``, ``tool`` (one call
-of a turn's tool loop), ``edit`` (a step of an answer's edits, memory/acting.py); typed
+of a turn's tool loop), ``edit`` (a step of an answer's edits, memory/acting/workbench.py); typed
 in ``memory.records``. A ``memory`` record with
-``by: "user"`` is the developer's steering (memory/steering.py): ``op`` pin | unpin |
+``by: "user"`` is the developer's steering (memory/turn/steering.py): ``op`` pin | unpin |
 forget | edit, ``id``, ``text``, ``kind`` (pin), ``old`` (edit) and ``after`` (the number
 of turns the session had then); a turn's context entries may carry ``pinned: true``.
 Secrets are redacted (``memory.redact``) before anything is written.

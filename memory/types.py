@@ -104,7 +104,7 @@ class Section:
     text: str
     tokens: int = 0
     role: Literal["system", "user", "assistant"] = "system"
-    pinned: bool = False  # put there by the developer's pin (memory/steering.py)
+    pinned: bool = False  # put there by the developer's pin (memory/turn/steering.py)
 
     def summary(self) -> dict[str, Any]:
         summary: dict[str, Any] = {"kind": self.kind, "source": self.source,

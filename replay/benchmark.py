@@ -29,8 +29,8 @@ as lm-evaluation-harness keeps each of its tasks: here, one package under ``repl
 
 Benchmarks are found through the entry-point group ``engram.benchmarks`` (``name =
 "module:attr"``, the attribute a Benchmark object or a class made without arguments);
-engram's own are registered there too (pyproject.toml) and in ``BUILTINS`` for a source
-tree that is not installed. Listing names imports nothing; a benchmark's module is
+engram's own are in ``BUILTINS`` alone (found the same from a source tree and an
+install). Listing names imports nothing; a benchmark's module is
 imported when a source is probed or driven. The registry's machinery is
 ``memory.registry``, shared with the memory backends.
 """
@@ -49,14 +49,15 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from memory.registry import EntryPointRegistry, Spec
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
     from memory.backends import BackendEnv
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.core.runner import Replay, ReplayConfig
 
 GROUP = "engram.benchmarks"
 
-# The same table as pyproject.toml's entry points, in the order ties are broken.
+# engram's own benchmarks, in the order ties are broken: the one table of them
+# (pyproject.toml does not repeat it); a third party's come through GROUP.
 BUILTINS: dict[str, str] = {
     "sessions": "replay.sessions.benchmark:BENCHMARK",
     "swecontext": "replay.swecontext.benchmark:BENCHMARK",

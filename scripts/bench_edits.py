@@ -2,7 +2,7 @@
 prepare, apply and undo take on a large file.
 
 ``format``: small editing tasks (one file shown in the prompt, one request each), asked
-to the embedded ``local/smollm2`` with ``memory.edits.EDIT_FORMAT`` as the system prompt,
+to the embedded ``local/smollm2`` with ``memory.acting.edits.EDIT_FORMAT`` as the system prompt,
 under two prompts: ``rules`` (the system prompt alone) and ``example`` (the package's
 worked example, ``example_messages()``, before the question). Per answer: does it hold
 an edit marker, do its blocks parse, do they apply (``prepare`` ok), and is the result
@@ -68,8 +68,8 @@ def make_repo(root: Path, files: dict[str, str]) -> None:
 
 
 def prompt(name: str, content: str, request: str, example: bool) -> list[dict[str, str]]:
-    from memory.edits import EDIT_FORMAT
-    from memory.edits.instructions import example_messages
+    from memory.acting.edits import EDIT_FORMAT
+    from memory.acting.edits.instructions import example_messages
 
     shown = (f"File {name}:\n```\n{content}```\n\n" if content
              else "The repository has no file hello.txt yet.\n\n")
@@ -80,7 +80,7 @@ def prompt(name: str, content: str, request: str, example: bool) -> list[dict[st
 
 
 def bench_format(samples: int, max_tokens: int, show: bool) -> None:
-    from memory.local import load_local_model
+    from memory.llm.local import load_local_model
 
     model = load_local_model("smollm2")
     print(f"smollm2, {len(TASKS)} tasks x {samples} sample(s), max {max_tokens} tokens")
@@ -94,7 +94,7 @@ def bench_format(samples: int, max_tokens: int, show: bool) -> None:
 
 def _format_run(model: Any, example: bool, samples: int, max_tokens: int,
                 show: bool) -> tuple[dict[str, int], list[float]]:
-    from memory.edits import has_blocks, parse, prepare
+    from memory.acting.edits import has_blocks, parse, prepare
 
     counts = {"answers": 0, "marker": 0, "parsed": 0, "applies": 0, "right": 0}
     seconds: list[float] = []
@@ -131,7 +131,7 @@ def big_file(lines: int) -> str:
 
 
 def bench_engine(lines: int, repeat: int) -> None:
-    from memory.edits import apply, prepare, undo
+    from memory.acting.edits import apply, prepare, undo
 
     os.environ.update(IDENTITY)
     with tempfile.TemporaryDirectory() as tmp:

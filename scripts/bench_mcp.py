@@ -68,8 +68,8 @@ def fill(repo: Path, data: Path, count: int, files: int = 40) -> None:
 
     from memory.backends.cards.kept import Kept
     from memory.backends.cards.stale import StalenessWatch
-    from memory.embed import get_embedder
-    from memory.keeper import Keeper
+    from memory.index.embed import get_embedder
+    from memory.recall.keeper import Keeper
 
     keeper = Keeper(repo, data)
     watch = StalenessWatch(keeper.root)
@@ -154,7 +154,7 @@ def brief_time(repo: Path, data: Path) -> tuple[float, float]:
 
 def in_process_recall_cpu(repo: Path, data: Path, calls: int) -> list[float]:
     """CPU seconds of each ``Keeper.recall`` in this process (no protocol, no other load)."""
-    from memory.keeper import Keeper
+    from memory.recall.keeper import Keeper
 
     keeper = Keeper(repo, data)
     keeper.recall("warm up")

@@ -25,7 +25,7 @@ from bench_index import QUERIES
 
 
 def keys_of(root: Path) -> list[str]:
-    from memory.chunks import chunk_file
+    from memory.index.chunks import chunk_file
 
     keys = []
     for path in sorted(root.rglob("*.py")):
@@ -39,8 +39,8 @@ def top10(queries: np.ndarray, keys: np.ndarray) -> list[set[int]]:
 
 
 def main() -> None:
-    from memory._bert_onnx import export
-    from memory.embed import OnnxMiniLMEmbedder, ensure_minilm_onnx, minilm_path
+    from memory.index._bert_onnx import export
+    from memory.index.embed import OnnxMiniLMEmbedder, ensure_minilm_onnx, minilm_path
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "tree"

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.backends import registry
-from memory.embed import get_embedder
+from memory.index.embed import get_embedder
 from replay.core.rayexec import RayExecutor
 from replay.core.runner import Replay, ReplayConfig
 from replay.locoeval import DEMO

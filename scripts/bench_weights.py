@@ -1,5 +1,5 @@
 """The embedded model's shipped weights against the converted copy engram loads
-(``memory.local.weights``): prompt and generation speed on one thread, and how close
+(``memory.llm.local.weights``): prompt and generation speed on one thread, and how close
 their next-token distributions are.
 
     .venv/bin/python scripts/bench_weights.py [--threads 1] [--prompt 1500] [--runs 3]
@@ -62,8 +62,8 @@ def main() -> int:
     args = parser.parse_args()
     from llama_cpp import Llama
 
-    from memory.local import gguf_path, weights_path
-    from memory.local.weights import log_probs
+    from memory.llm.local import gguf_path, weights_path
+    from memory.llm.local.weights import log_probs
 
     shipped, converted = gguf_path("smollm2"), weights_path("smollm2")
     if converted == shipped:

@@ -52,7 +52,7 @@ def main() -> None:
     p.add_argument("--prefill-tps", type=float, default=20000.0)
     p.add_argument("--tpm", type=float, default=10e6)
     args = p.parse_args()
-    from memory.llm import price
+    from memory.llm.client import price
 
     backends = ratios(args.results)
     n = args.conversations

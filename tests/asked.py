@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memory.toolloop import STEP_PROMPT
+from memory.acting.toolloop import STEP_PROMPT
 from memory.types import CALLS_TITLE
 
 STEP = STEP_PROMPT.split("{", 1)[0].strip()  # "Before you answer, you may call one of your"

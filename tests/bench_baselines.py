@@ -21,15 +21,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
-from memory.embed import get_embedder
-from memory.llm import LLM, LLMConfig
-from memory.repo import RepoIndex
+from memory.index.embed import get_embedder
+from memory.index.repo import RepoIndex
+from memory.llm.client import LLM, LLMConfig
 from memory.store import Store
+from memory.turn.agent import Agent, AgentConfig
 from tests.asked import asked
 from tests.conftest import DB, FORMS, SCRIPT, _register_scripted, make_repo
-from tests.memory.test_rebuilt import reply as memory_reply
+from tests.memory.recall.test_rebuilt import reply as memory_reply
 
 TOPICS = ["dates", "logging", "retries", "forms", "database", "caching", "auth", "tests"]
 OPTIONS = {"compact_turns": 10, "ldagent_session_turns": 10, "memgpt_window": 1500}

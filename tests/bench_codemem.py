@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
-from memory.embed import get_embedder
-from memory.llm import LLM, LLMConfig
-from memory.repo import RepoIndex
+from memory.index.embed import get_embedder
+from memory.index.repo import RepoIndex
+from memory.llm.client import LLM, LLMConfig
 from memory.store import Store
+from memory.turn.agent import Agent, AgentConfig
 from memory.types import Turn
 from tests.conftest import DB, FORMS, SCRIPT, _register_scripted, make_repo
 

@@ -32,8 +32,8 @@ from typing import Any
 
 from memory.backends import registry
 from memory.backends.options import parse_options
-from memory.embed import get_embedder
-from memory.llm import LLM, LLMConfig
+from memory.index.embed import get_embedder
+from memory.llm.client import LLM, LLMConfig
 from replay.core.runner import Replay, ReplayConfig
 from replay.locoeval import DEMO
 from replay.locoeval.outline import Outline, load_outlines, parse_outline, validate_rules

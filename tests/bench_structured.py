@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memory.embed import get_embedder
-from memory.llm import LLM
+from memory.index.embed import get_embedder
+from memory.llm.client import LLM
 from replay.core.runner import Replay, ReplayConfig
 from replay.locoeval import DEMO
 from replay.locoeval.outline import Outline, load_outlines, parse_outline

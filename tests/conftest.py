@@ -20,7 +20,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# llama.cpp's OpenMP threads wait passively (memory/local/model.py sets this too, but too late
+# llama.cpp's OpenMP threads wait passively (memory/llm/local/model.py sets this too, but too late
 # in a test process: torch, imported first by the embedder's reference tests, brings its own
 # libgomp.so.1, which llama.cpp then shares, already spinning: 96 tokens of SmolLM2 took
 # 485 s instead of 11 s on the loaded 2-core machine)
@@ -145,7 +145,7 @@ def real_model_needs_a_mark(request: pytest.FixtureRequest, monkeypatch: pytest.
     if any(request.node.get_closest_marker(mark) for mark in REAL_MODEL_MARKS):
         yield
         return
-    from memory.local.model import LocalModel
+    from memory.llm.local.model import LocalModel
 
     loads: list[str] = []
 
@@ -171,7 +171,7 @@ def _register_scripted() -> None:
     from litellm.llms.custom_llm import CustomLLM
     from litellm.utils import custom_llm_setup
 
-    from memory.llm import import_litellm
+    from memory.llm.client import import_litellm
 
     import_litellm()
 
@@ -235,7 +235,7 @@ def script() -> Script:
 @pytest.fixture(scope="session")
 def embedder() -> Any:
     """The real bundled MiniLM."""
-    from memory.embed import get_embedder
+    from memory.index.embed import get_embedder
 
     return get_embedder()
 
@@ -351,12 +351,12 @@ def demo_repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def make_agent(tmp_path: Path, embedder: Any, script: Script) -> Callable[..., Any]:
     """An Agent on a real indexed repo, the scripted model, a real transcript file."""
-    from memory.agent import Agent, AgentConfig
     from memory.backends import BackendEnv, registry
-    from memory.llm import LLM, LLMConfig
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.llm.client import LLM, LLMConfig
     from memory.store import Store
     from memory.transcript import TranscriptWriter
+    from memory.turn.agent import Agent, AgentConfig
 
     indexes: dict[str, Any] = {}
 

@@ -51,7 +51,7 @@ def llama_server(folder: Path, *, context: int = 8192,
     """The server, started and ready, stopped when the block ends (each caller its own
     port: pytest-xdist workers each start one). ``threads``: the embedded model's
     (``ENGRAM_LLM_THREADS``, else one per core)."""
-    from memory.local import local_threads, weights_path
+    from memory.llm.local import local_threads, weights_path
 
     threads = threads or local_threads()
     gguf = weights_path("smollm2")  # the weights engram's embedded model loads

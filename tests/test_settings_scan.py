@@ -11,8 +11,8 @@ LOADER = "memory/settings.py"
 # (module, variable) read from the environment on purpose, and why it is not a setting
 ALLOWED = {
     # the jail's guard runs in the child the sandbox starts; the parent sets these for it
-    ("memory/jail/_guard.py", "ENGRAM_SANDBOX_ROOT"),
-    ("memory/jail/_guard.py", "ENGRAM_SANDBOX_NPROC"),
+    ("memory/acting/jail/_guard.py", "ENGRAM_SANDBOX_ROOT"),
+    ("memory/acting/jail/_guard.py", "ENGRAM_SANDBOX_NPROC"),
     # file descriptors the sandbox runner's parent hands to that one child process
     ("replay/sandbox/_runner.py", "ENGRAM_RUNNER_FD"),
     ("replay/sandbox/_verdict.py", "ENGRAM_VERDICT_FDS"),

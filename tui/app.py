@@ -96,7 +96,7 @@ class EngramApp(App[None]):
         super().__init__()
         self.options = options
         self.engine = EngineLoop()
-        self.agent: Any = None  # memory.agent.Agent once booted
+        self.agent: Any = None  # memory.turn.agent.Agent once booted
         self.home: Path | None = None
         self.session_id = ""
         self.submissions = 0  # prompts handled so far (a driver waits on it)

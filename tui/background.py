@@ -22,7 +22,7 @@ def _build_index(options: AppOptions, progress: Any) -> Any:
 def _local_model_name(model: str | None) -> str | None:
     """``smollm2`` for ``local/smollm2``; None for a remote model."""
     if model is None:
-        from memory.llm import default_model
+        from memory.llm.client import default_model
 
         model = default_model()
     return model.split("/", 1)[1] if model.startswith("local/") else None
@@ -34,7 +34,7 @@ class Background:
 
     def __init__(self, host: Host) -> None:
         self.host = host
-        self.index: Any = None  # memory.repo.RepoIndex once built
+        self.index: Any = None  # memory.index.repo.RepoIndex once built
 
     def index_repo(self) -> None:
         self.host.run_worker(self._index_repo, name="index_repo", group="index",
@@ -77,7 +77,7 @@ class Background:
         name = _local_model_name(model)
         if name is None:
             return
-        from memory.local import warm
+        from memory.llm.local import warm
 
         host.call_from_thread(setattr, status, "model_loading", True)
         try:

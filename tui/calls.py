@@ -5,7 +5,6 @@ tool loop noted in ``turn.meta["tools"]``, and the edit's outcome."""
 from __future__ import annotations
 
 import json
-from contextlib import suppress
 from typing import Any
 
 ARGS_CHARS = 70  # of a call's arguments shown on its line
@@ -61,25 +60,3 @@ def tool_lines(meta: dict[str, Any]) -> list[str]:
                      "the window (F2 shows the context)")
     return lines
 
-
-class Watched:
-    """A toolbox (the Workbench's repository tools) whose every finished call is also
-    handed to ``on_call`` (its function, arguments, ok and meta, as the tool loop notes
-    it), so the turn shows its calls while it runs. Everything else is the box's own."""
-
-    def __init__(self, box: Any, on_call: Any) -> None:
-        self._box = box
-        self._on_call = on_call
-
-    def __getattr__(self, name: str) -> Any:  # kind, purpose, result_chars, repeats_end...
-        return getattr(self._box, name)
-
-    def tools(self) -> list[Any]:
-        return self._box.tools()
-
-    async def call(self, name: str, args: dict[str, Any]) -> Any:
-        result = await self._box.call(name, args)
-        with suppress(Exception):  # showing a call never breaks it
-            self._on_call({"function": name, "args": dict(args), "ok": result.ok,
-                           **result.meta})
-        return result

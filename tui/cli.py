@@ -1,5 +1,5 @@
 """The ``engram`` command line: headless ask / chat (``--apply``: edits applied and
-committed, memory/acting.py) / index / backends.
+committed, memory/acting/workbench.py) / index / backends.
 
 Heavy modules (litellm, torch, lancedb) are imported inside the commands, so
 ``engram --help`` answers at once.
@@ -59,7 +59,7 @@ def _progress(console: Any, label: str) -> Iterator[Callable[[int, int, str], No
 def _session(args: argparse.Namespace, console: Any, *, record: bool = True) -> Any:
     from memory._git import NotAGitRepo
     from memory.backends import UnknownBackend
-    from memory.llm import LLMError
+    from memory.llm.client import LLMError
     from memory.session import SessionOptions, open_session
 
     settings = use_model_settings(args)
@@ -103,9 +103,9 @@ def _workbench(session: Any, args: argparse.Namespace) -> Any:
     ``--allow-commands``); what the engine will refuse is said on stderr first."""
     if not args.apply:
         return None
-    from memory.acting import Workbench
-    from memory.edits import gitstate
-    from memory.tools.consent import ConsentPolicy
+    from memory.acting.edits import gitstate
+    from memory.acting.tools.consent import ConsentPolicy
+    from memory.acting.workbench import Workbench
 
     root = session.agent.env.repo.root
     consent = ConsentPolicy.preallowed() if args.allow_commands else ConsentPolicy.deny_all()
@@ -142,10 +142,8 @@ def _act(session: Any, bench: Any, turn: Any) -> None:
         say(f"edit refused: {applied.message}")
         return
     say(f"edit applied: {', '.join(applied.paths)} (commit {applied.commit[:10]})")
-    try:
-        session.agent.env.repo.refresh()  # the next turn's context sees the new content
-    except Exception as exc:  # the commit stands; the index catches up next time
-        say(f"the index could not be refreshed after the edit: {exc}")
+    if applied.index_error:  # the commit stands; the index catches up next time
+        say(f"the index could not be refreshed after the edit: {applied.index_error}")
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -210,7 +208,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_memories(args: argparse.Namespace) -> int:
     from memory._git import NotAGitRepo
-    from memory.memories import MemoryListingError, list_memories
+    from memory.recall.memories import MemoryListingError, list_memories
 
     try:
         print(list_memories(Path(args.repo), args.backend, session=args.session,

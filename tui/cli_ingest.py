@@ -90,7 +90,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from memory._git import NotAGitRepo
     from memory.backends import UnknownBackend
     from memory.ingest import IngestOptions, ingest, open_feeder, summary
-    from memory.llm import LLMError
+    from memory.llm.client import LLMError
 
     files = [Path(f) for f in args.files if f != "auto"]
     if files and "auto" in args.files:

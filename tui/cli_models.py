@@ -17,7 +17,7 @@ STRUCTURED_HELP = ("force how structured answers are asked for: schema, schema_o
 
 
 def model_arguments(parser: argparse.ArgumentParser) -> None:
-    from memory.models import FORCEABLE
+    from memory.llm.models import FORCEABLE
 
     parser.add_argument("--api-base", default=None, metavar="URL", help=API_BASE_HELP)
     parser.add_argument("--structured", default=None, choices=FORCEABLE, metavar="MODE",
@@ -30,8 +30,8 @@ def use_model_settings(args: argparse.Namespace) -> Any:
     for the command's scope (``memory.settings.scope`` in ``main``); CLIError on a bad
     URL or mode, or an api base for the embedded model."""
     from memory import settings as engram_settings
-    from memory.llm import default_model
-    from memory.models import ModelConfigError, check_api_base, check_structured
+    from memory.llm.client import default_model
+    from memory.llm.models import ModelConfigError, check_api_base, check_structured
 
     # --data-dir is not one: it goes to SessionOptions.data_dir, one run's data (the
     # config file and the learned modes' cache stay $ENGRAM_HOME's, as before)
@@ -54,8 +54,8 @@ def use_model_settings(args: argparse.Namespace) -> Any:
 def check_model_quickly(model: str | None) -> None:
     """CLIError for an alias that does not exist, a malformed alias or an api base that
     does not answer; litellm (seconds to import) only for a name without a provider."""
-    from memory.llm import LLMError, check_model, route_of
-    from memory.models import ModelConfigError, probe
+    from memory.llm.client import LLMError, check_model, route_of
+    from memory.llm.models import ModelConfigError, probe
 
     if not model:
         return
@@ -80,8 +80,8 @@ def structured_summary(agent: Any, console: Any) -> None:
 
 def _loaded_as(name: str, layout: str | None) -> str:
     """The line saying which copy of an installed embedded model's weights loads."""
-    from memory.local import LocalModelError
-    from memory.local.weights import converted_path, weights_choice
+    from memory.llm.local import LocalModelError
+    from memory.llm.local.weights import converted_path, weights_choice
 
     try:
         copy = converted_path(name) if weights_choice() == "fast" else None
@@ -99,8 +99,8 @@ def cmd_models(args: argparse.Namespace) -> int:
     setting and where it came from, the config's aliases and the structured modes
     learned from servers."""
     use_model_settings(args)
-    from memory.llm import default_model
-    from memory.local import (
+    from memory.llm.client import default_model
+    from memory.llm.local import (
         LOCAL_MODELS,
         MODEL_CONTEXT_LENGTH,
         LocalModelError,
@@ -130,7 +130,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     except LocalModelError as exc:
         threads = f"unusable: {exc}"
     print(f"threads of the embedded models: {threads} (ENGRAM_LLM_THREADS)")
-    from memory.embed import EmbedError, embed_threads
+    from memory.index.embed import EmbedError, embed_threads
 
     try:
         embedding = str(embed_threads() or "ONNX Runtime's choice, one per physical core")
@@ -162,9 +162,9 @@ def _sources() -> None:
 
 def _served_models(args: argparse.Namespace) -> None:
     """The config's model aliases and the structured mode learned per (model, api base)."""
-    from memory import structured
     from memory.home import config_path
-    from memory.models import ModelConfigError, aliases
+    from memory.llm import structured
+    from memory.llm.models import ModelConfigError, aliases
 
     if args.forget:
         print(f"forgot {structured.forget()} learned structured mode(s)")

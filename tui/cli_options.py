@@ -20,7 +20,7 @@ def say(message: str) -> None:
 
 
 def seconds(value: str) -> float:
-    from memory.llm import parse_timeout
+    from memory.llm.client import parse_timeout
 
     try:
         return parse_timeout(value)
@@ -30,7 +30,7 @@ def seconds(value: str) -> float:
 
 def llm_timeout(flag: float | None) -> float:
     """Seconds per LLM call: ``--timeout``, else the config file's ``timeout``, else 180."""
-    from memory.llm import DEFAULT_TIMEOUT, parse_timeout
+    from memory.llm.client import DEFAULT_TIMEOUT, parse_timeout
     from tui.config import config_path, load_config
 
     if flag is not None:
@@ -66,7 +66,7 @@ def backend_opt_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def acting_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--apply`` and ``--allow-commands`` (headless: memory/acting.py's Workbench)."""
+    """``--apply`` and ``--allow-commands`` (headless: memory/acting/workbench.py's Workbench)."""
     parser.add_argument("--apply", action="store_true",
                         help="apply each answer's edits and commit them without asking "
                              "(only inside the repository; a file with uncommitted changes "

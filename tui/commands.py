@@ -13,7 +13,7 @@ from tui.slash import COMMANDS
 
 def model_aliases() -> list[str]:
     """The config's model aliases (none when the config cannot be read)."""
-    from memory.models import ModelConfigError, aliases
+    from memory.llm.models import ModelConfigError, aliases
 
     try:
         return list(aliases())

@@ -3,7 +3,7 @@ proposes (a diff to apply with y or reject with n, or applied at once with
 ``auto_apply``), ``/undo``, the developer's consent before a command runs, and a line per
 tool call in the turn.
 
-The engine is ``memory.acting.Workbench`` (one per session, made on the engine loop
+The engine is ``memory.acting.workbench.Workbench`` (one per session, made on the engine loop
 once the session is open). Its steps touch git and the work tree: they run on the
 engine loop's threads, never the UI's. The consent asker is called by the tool loop on
 the engine loop; it shows a modal on the UI's loop and waits for it there, so neither
@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.text import Text
 
-from tui.calls import Watched, call_line, tool_lines
+from tui.calls import call_line, tool_lines
 from tui.config import load_config
 from tui.diffview import diff_stats, diff_text, theme_colours
 from tui.host import Host
@@ -28,9 +28,9 @@ from tui.widgets._status import StatusBar
 async def _workbench(agent: Any, repo: Path, asker: Any, commands: bool) -> Any:
     """Runs on the engine loop: the repository's root, the consent policy and the
     Workbench (its modules imported there, not on the UI's loop); commands run in the
-    Workbench's default jail (memory/jail/tree.py)."""
-    from memory.acting import Workbench
-    from memory.tools.consent import ConsentPolicy
+    Workbench's default jail (memory/acting/jail/tree.py)."""
+    from memory.acting.tools.consent import ConsentPolicy
+    from memory.acting.workbench import Workbench
     from tui.session import repo_root
 
     root = await asyncio.to_thread(repo_root, repo)
@@ -69,7 +69,7 @@ class EditFlow:
 
     def __init__(self, host: Host) -> None:
         self.host = host
-        self.bench: Any = None  # memory.acting.Workbench once attached
+        self.bench: Any = None  # memory.acting.workbench.Workbench once attached
         self.problem = "engram is still starting"
         self.auto_apply = self._setting("auto_apply", False)
         self.commands = self._setting("commands", True)
@@ -110,14 +110,13 @@ class EditFlow:
 
     def offer(self) -> None:
         """Offer the session's model the tools and the edit format it can follow (its
-        profile, memory/capabilities.py), at start and after /model; what it is not
+        profile, memory/llm/capabilities.py), at start and after /model; what it is not
         offered is said once, in a notice and the status line, never in the answers."""
         if self.bench is None:
             return
         offered = self.bench.offer()
         agent = self.bench.agent
-        if agent.tools is not None:  # the calls shown as they finish
-            agent.tools = Watched(agent.tools, self._called)
+        agent.watch_calls = self._called  # the calls shown as they finish
         notice = offered.notice(agent.llm.model)
         self.host.query_one(StatusBar).acting = "" if not notice else "answers from the code"
         if notice and notice != self.notice:
@@ -191,7 +190,7 @@ class EditFlow:
         UI loop without blocking either; a cancelled turn takes its modal down."""
         if self._ui_loop is None:
             raise RuntimeError("the app is not running")
-        from memory.tools.consent import ASKING
+        from memory.acting.tools.consent import ASKING
 
         asking = ASKING.get()  # the answer under way on this loop: who asks
         future = asyncio.run_coroutine_threadsafe(
@@ -269,7 +268,7 @@ class EditFlow:
                        "it", "applied")
         self.applied.append((applied.commit, view))
         await self._show_head()
-        await self._refresh_index()
+        self._index_behind(applied.index_error)
         self.host.notify(f"committed {_short(applied.commit)}: {paths}")
 
     async def _fold_diff(self, view: Any, diff: str) -> None:
@@ -277,17 +276,11 @@ class EditFlow:
         if diff.strip():
             await view.show_diff(diff_text(diff, theme_colours(view.app.current_theme)))
 
-    async def _refresh_index(self) -> None:
-        """Bring the agent's repository index up to the tree engram just changed (only
-        the changed files are embedded again), so the next turn's context and the tools'
-        search see the new code. A failure leaves the commit as it is and says so."""
-        index = getattr(self.bench.agent.env, "repo", None)
-        if index is None:  # still being built: it reads the new tree itself
-            return
-        try:
-            await self.host.engine.run(_call(index.refresh))
-        except Exception as exc:
-            self.host.notify(f"the index could not be refreshed: {exc}", severity="warning")
+    def _index_behind(self, error: str) -> None:
+        """Say that the index could not catch up with the tree engram just changed (the
+        workbench refreshes it after an edit or an undo; the commit stands)."""
+        if error:
+            self.host.notify(f"the index could not be refreshed: {error}", severity="warning")
 
     async def _show_head(self) -> None:
         """The status bar's HEAD after engram committed or undid."""
@@ -318,7 +311,7 @@ class EditFlow:
                              timeout=15)
             return
         await self._show_head()
-        await self._refresh_index()
+        self._index_behind(undone.index_error)
         for commit, view in list(self.applied):
             if commit == undone.commit:
                 if view.is_attached:

@@ -52,7 +52,7 @@ class Host(Ui, Protocol):
     operation under way."""
 
     options: AppOptions
-    agent: Any  # memory.agent.Agent once booted
+    agent: Any  # memory.turn.agent.Agent once booted
     engine: EngineLoop
     operations: Operations
 

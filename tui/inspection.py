@@ -70,7 +70,7 @@ def _clip(text: str, chars: int) -> str:
 def within_turn(turn: Any) -> list[str]:
     """Each output of ``turn``'s tool loop the model stopped seeing: the call, its size,
     the tokens before and after, by whose policy; a summary with the calls it replaced."""
-    from memory.tools.trajectory import call_line  # not at start: the first paint
+    from memory.acting.tools.trajectory import call_line  # not at start: the first paint
 
     meta = getattr(turn, "meta", None)
     tools = meta.get("tools") if isinstance(meta, dict) else None

@@ -9,11 +9,10 @@ from typing import Any
 
 from memory import __version__, _git
 from memory._checks import valid_session_id
-from memory.agent import Agent, AgentConfig
 from memory.backends import registry
-from memory.embed import LazyEmbedder
 from memory.home import repo_home
-from memory.llm import (
+from memory.index.repo import IndexReport, Progress, RepoIndex
+from memory.llm.client import (
     LLM,
     LLMError,
     check_model,
@@ -21,17 +20,16 @@ from memory.llm import (
     import_litellm,
     route_of,
 )
-from memory.repo import IndexReport, Progress, RepoIndex
-from memory.session import build_agent, session_llm
+from memory.session import build_agent, open_index, session_llm
 from memory.settings import current
-from memory.steering import user_ops
-from memory.store import Store
 from memory.transcript import (
     new_session_id,
     read_transcript,
     resume_from,
     sessions_dir,
 )
+from memory.turn.agent import Agent, AgentConfig
+from memory.turn.steering import user_ops
 from memory.types import Turn
 
 
@@ -73,7 +71,7 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
                         transcript=path,  # the index joins when built (build_index)
                         options=getattr(options, "backend_options", {}) or {},
                         config=AgentConfig(max_answer_tokens=options.max_tokens))
-    if turns:  # with the developer's pins, forgets and edits (memory/steering.py)
+    if turns:  # with the developer's pins, forgets and edits (memory/turn/steering.py)
         await agent.resume(turns, user_ops(read_transcript(transcript).of_type("memory")))
     else:
         agent.start_session(session_id, __version__, _git.head(root), repo=str(root))
@@ -82,11 +80,9 @@ async def open_app_session(options: Any, transcript: Path | None = None) -> Boot
 
 def build_index(options: Any, progress: Progress | None = None) -> tuple[RepoIndex, IndexReport]:
     """Open and refresh the repository index (blocking; run it in a thread). Needs no
-    session, so the app builds it while the session opens."""
-    root = repo_root(options.repo)
-    index = RepoIndex(root, Store(repo_home(root, options.data_dir) / "index.lance"),
-                      LazyEmbedder())  # the process-wide MiniLM, as the backends' embedder
-    report = index.refresh(progress)
+    session, so the app builds it while the session opens: memory/session.py's
+    ``open_index``, as ``engram index``, headless chat/ask and ingest open it."""
+    index, report = open_index(options.repo, options.data_dir, progress=progress)
     index.warm()  # read the catalog and load the embedder now, not at the first query
     return index, report
 

@@ -18,7 +18,7 @@ def steer_items(agent: Any) -> list[SteerItem]:
     """What the model will see next turn, as far as the app knows without asking the
     backend (which may call the LLM): the pins, the latest context's sections (less what
     was forgotten since, with edited texts), then the backend's other memories."""
-    from memory.steering import memories_of, unsupported
+    from memory.turn.steering import memories_of, unsupported
 
     backend = agent.backend
     memories = {m.id: m for m in memories_of(backend) or []}
@@ -87,7 +87,7 @@ class Steering:
 
     def requested(self, item: SteerItem, op: str) -> None:
         """The user pressed p, d or e on ``item``."""
-        from memory.steering import unsupported
+        from memory.turn.steering import unsupported
 
         host = self.host
         refusal = self._refusal()
@@ -171,7 +171,7 @@ class Steering:
                              exclusive=True, exit_on_error=False)
 
     async def _run(self, done: str, call: Callable[[Any], Coroutine[Any, Any, Any]]) -> None:
-        from memory.steering import SteeringError, SteeringUnsupported
+        from memory.turn.steering import SteeringError, SteeringUnsupported
 
         try:
             await self.host.engine.run(call(self.host.agent))

@@ -12,7 +12,8 @@ from memory.backends.base import Backend, BackendEnv
 from memory.registry import EntryPointRegistry, RegistryError, Spec, UnknownName
 
 GROUP = "engram.backends"
-# The same table as pyproject.toml's entry points, for a source tree that is not installed.
+# engram's own backends: the one table of them (pyproject.toml does not repeat it), found
+# the same from a source tree and an install; a third party's come through GROUP.
 BUILTINS: dict[str, str] = {
     "full": "memory.backends.full:FullBackend",
     "empty": "memory.backends.empty:EmptyBackend",

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.embed import cosine, top_k
+from memory.index.embed import cosine, top_k
 from memory.redact import redact
 from memory.store import Store, quote
 

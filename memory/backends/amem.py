@@ -28,9 +28,9 @@ from memory.backends._journal import Journal
 from memory.backends._topics import terms
 from memory.backends.base import BackendEnv, Digest, exchange, repo_sections, split_budget
 from memory.backends.mem0 import statements
-from memory.embed import cosine, top_k
-from memory.llm import LLMError
-from memory.steering import MemoryItem
+from memory.index.embed import cosine, top_k
+from memory.llm.client import LLMError
+from memory.turn.steering import MemoryItem
 from memory.types import ContextPack, Section, Turn
 
 NEIGHBORS = 5  # notes shown to the evolution step
@@ -307,7 +307,7 @@ class AMemBackend:
                 left -= tokens
         return ContextPack(query, [*sections, *repo], self.env.count(query))
 
-    # -- steering (memory/steering.py): the developer forgets or edits a note -----------
+    # -- steering (memory/turn/steering.py): the developer forgets or edits a note -----------
     def memory_items(self) -> list[MemoryItem]:
         return [MemoryItem(n.id, n.content) for n in self.notes.values()]
 

@@ -18,9 +18,9 @@ from memory.fences import fenced
 from memory.types import ContextPack, Section, Turn
 
 if TYPE_CHECKING:
-    from memory.embed import Embedder
-    from memory.llm import LLM
-    from memory.repo import RepoIndex
+    from memory.index.embed import Embedder
+    from memory.index.repo import RepoIndex
+    from memory.llm.client import LLM
 
 REPO_FUNCTIONS = 10  # LoCoEval's repository adaptation: top-10 similar functions
 REPO_SHARE = 0.35  # at most this share of the budget goes to repository code

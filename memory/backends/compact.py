@@ -10,7 +10,7 @@ tail). The previous summary is part of the next summary's input (a rolling,
 recursive summary, as Aider and OpenHands do). ``compact(guidance)`` forces one with
 the developer's extra instructions (Claude Code's and Codex's ``/compact``).
 
-Tool calls (memory/toolloop.py, memory/tools/) are part of the turns: a past turn's
+Tool calls (memory/acting/toolloop.py, memory/acting/tools/) are part of the turns: a past turn's
 calls are shown with their outputs cut to ``TRAIL_CHARS`` and folded into the summary
 with the turn. Within a long turn (``condenser()``, asked after every call) the outputs
 are compacted as agents do: when the calls pass the share of the room the window
@@ -30,6 +30,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memory.acting.toolloop import MARGIN, told
+from memory.acting.tools.trajectory import (
+    CLIPPED,
+    MASKED,
+    SUMMARISED,
+    WHOLE,
+    Call,
+    Count,
+    Trajectory,
+    trail,
+)
 from memory.backends._journal import Journal
 from memory.backends.base import (
     BackendEnv,
@@ -40,18 +51,7 @@ from memory.backends.base import (
     turn_sections,
 )
 from memory.backends.mem0 import statements
-from memory.llm import LLM, LLMError
-from memory.toolloop import MARGIN, told
-from memory.tools.trajectory import (
-    CLIPPED,
-    MASKED,
-    SUMMARISED,
-    WHOLE,
-    Call,
-    Count,
-    Trajectory,
-    trail,
-)
+from memory.llm.client import LLM, LLMError
 from memory.types import ContextPack, Section, Turn
 
 SHARE = 0.8  # of the window: the history size that triggers a compaction
@@ -151,7 +151,7 @@ def render_calls(calls: list[Call], chars: int) -> str:
 
 def request_tokens(llm: LLM, system: str, user: str, schema: dict[str, Any]) -> int:
     """The tokens of a structured call's request as sent: the schema is added to the
-    system prompt in words in the modes that tell it (``memory.toolloop.told``)."""
+    system prompt in words in the modes that tell it (``memory.acting.toolloop.told``)."""
     return llm.count_messages([{"role": "system", "content": system + told(llm, schema)},
                                {"role": "user", "content": user}])
 

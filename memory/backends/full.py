@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memory.backends._verbatim import VerbatimTurns
 from memory.backends.base import (
     BackendEnv,
     Digest,
@@ -10,11 +11,10 @@ from memory.backends.base import (
     split_budget,
     turn_sections,
 )
-from memory.steering import MemoryItem, SteeringUnsupported
 from memory.types import ContextPack, Section, Turn
 
 
-class FullBackend:
+class FullBackend(VerbatimTurns):  # steering: a past turn is forgotten whole, not edited
     name = "full"
 
     def __init__(self, env: BackendEnv) -> None:
@@ -30,24 +30,6 @@ class FullBackend:
     async def observe(self, turn: Turn) -> None:
         self._turns.append(turn_sections(turn, self.env.count))
         self._digest.update(turn.index, turn.user, turn.assistant)
-
-    # -- steering (memory/steering.py): a past turn can be forgotten, not edited ----------
-    def memory_items(self) -> list[MemoryItem]:
-        return [MemoryItem(group[0].source, group[0].text, editable=False)
-                for group in self._turns]
-
-    async def forget(self, memory_id: str) -> str:
-        number = next((i for i, group in enumerate(self._turns)
-                       if group[0].source == memory_id), None)
-        if number is None:
-            raise KeyError(memory_id)
-        group = self._turns.pop(number)
-        self._digest.update("forget", memory_id)
-        return group[0].text
-
-    async def edit(self, memory_id: str, text: str) -> str:
-        raise SteeringUnsupported(
-            f"{self.name} keeps past turns verbatim: a turn can be forgotten (d), not edited")
 
     def state_digest(self) -> str:
         return self._digest.value

@@ -45,8 +45,8 @@ from memory.backends.base import (
     turn_sections,
 )
 from memory.backends.mem0 import statements
-from memory.embed import cosine, top_k
-from memory.llm import LLMError
+from memory.index.embed import cosine, top_k
+from memory.llm.client import LLMError
 from memory.types import ContextPack, Section, Turn
 
 SESSION_GAP = 3600.0  # idle seconds that close a session

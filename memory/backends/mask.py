@@ -7,7 +7,7 @@ cost) code blocks and tool-like outputs (fenced blocks, tracebacks) are replaced
 one-line placeholder naming what was there. The prose around them is kept as it was.
 No LLM. Over the window, the oldest turns are dropped whole (as ``full``).
 
-Tool outputs (memory/toolloop.py, memory/tools/) are masked as the paper's agents mask
+Tool outputs (memory/acting/toolloop.py, memory/acting/tools/) are masked as the paper's agents mask
 observations: only the newest ``mask_observations`` outputs (default 4: an engram turn
 holds a few calls, and a small model's window is a few thousand tokens) are shown whole;
 every older one is replaced by a placeholder naming its size and last line, its call
@@ -23,6 +23,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.acting.tools.trajectory import (
+    MASKED,
+    WHOLE,
+    Call,
+    Count,
+    Trajectory,
+    placeholder,
+    trail,
+)
 from memory.backends._journal import Journal
 from memory.backends.base import (
     BackendEnv,
@@ -32,7 +41,6 @@ from memory.backends.base import (
     split_budget,
 )
 from memory.listing import listed
-from memory.tools.trajectory import MASKED, WHOLE, Call, Count, Trajectory, placeholder, trail
 from memory.types import ContextPack, Section, Turn
 
 KEEP = 10  # most recent turns shown unmasked

@@ -19,10 +19,10 @@ import numpy as np
 
 from memory.backends._memstore import Memory, MemoryStore
 from memory.backends.base import BackendEnv, exchange, repo_sections, split_budget
-from memory.lenient_json import MalformedJSON
-from memory.llm import LLMError
-from memory.steering import MemoryItem
+from memory.llm.client import LLMError
+from memory.llm.lenient_json import MalformedJSON
 from memory.store import Store
+from memory.turn.steering import MemoryItem
 from memory.types import ContextPack, Section, Turn
 
 log = logging.getLogger(__name__)
@@ -334,7 +334,7 @@ class Mem0Backend:
     def state_digest(self) -> str:
         return self.memories.digest()
 
-    # -- steering (memory/steering.py): the developer forgets or edits a memory ------------
+    # -- steering (memory/turn/steering.py): the developer forgets or edits a memory ------------
     def memory_items(self) -> list[MemoryItem]:
         return [MemoryItem(m.id, m.text) for m in self.memories.live()]
 

@@ -17,8 +17,8 @@ from typing import Any
 from memory.backends._memstore import Memory
 from memory.backends.base import render_chunk
 from memory.backends.mem0 import MAX_FACTS, Fact, Mem0Backend, statements, unique_facts
-from memory.lenient_json import MalformedJSON
-from memory.repo import LocationRefused, refuse_control_characters
+from memory.index.repo import LocationRefused, refuse_control_characters
+from memory.llm.lenient_json import MalformedJSON
 from memory.types import ContextPack, Section, Turn
 
 log = logging.getLogger(__name__)

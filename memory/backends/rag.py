@@ -7,6 +7,7 @@ import asyncio
 
 import numpy as np
 
+from memory.backends._verbatim import VerbatimTurns
 from memory.backends.base import (
     BackendEnv,
     Digest,
@@ -15,14 +16,13 @@ from memory.backends.base import (
     split_budget,
     turn_sections,
 )
-from memory.embed import cosine, top_k
-from memory.steering import MemoryItem, SteeringUnsupported
+from memory.index.embed import cosine, top_k
 from memory.types import ContextPack, Section, Turn
 
 TOP_TURNS = 5
 
 
-class RagBackend:
+class RagBackend(VerbatimTurns):  # steering: a past turn is forgotten whole, not edited
     name = "rag"
 
     def __init__(self, env: BackendEnv, top: int = TOP_TURNS) -> None:
@@ -61,24 +61,8 @@ class RagBackend:
             self._turns.append(turn_sections(turn, self.env.count))
             self._digest.update(turn.index, turn.user, turn.assistant)
 
-    # -- steering (memory/steering.py): a past turn can be forgotten, not edited ----------
-    def memory_items(self) -> list[MemoryItem]:
-        return [MemoryItem(group[0].source, group[0].text, editable=False)
-                for group in self._turns]
-
-    async def forget(self, memory_id: str) -> str:
-        number = next((i for i, group in enumerate(self._turns)
-                       if group[0].source == memory_id), None)
-        if number is None:
-            raise KeyError(memory_id)
-        group = self._turns.pop(number)
+    def _forgotten(self, number: int) -> None:
         self._vectors = np.delete(self._vectors, number, axis=0)
-        self._digest.update("forget", memory_id)
-        return group[0].text
-
-    async def edit(self, memory_id: str, text: str) -> str:
-        raise SteeringUnsupported(
-            f"{self.name} keeps past turns verbatim: a turn can be forgotten (d), not edited")
 
     def state_digest(self) -> str:
         return self._digest.value

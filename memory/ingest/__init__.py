@@ -22,7 +22,7 @@ from memory.backends import BackendEnv, registry
 from memory.home import repo_home
 from memory.ingest.feed import SETTLE, Feeder, FileReport, summary
 from memory.ingest.marks import Marks
-from memory.llm import LLM, LLMConfig, check_model, default_model
+from memory.llm.client import LLM, LLMConfig, check_model, default_model
 from memory.sessions.places import TOOL_NAMES, TOOLS, find
 
 INTERVAL = 2.0  # seconds between two looks at the sessions with --watch

@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.agent import Agent, AgentConfig
 from memory.backends import BackendEnv, registry
 from memory.ingest.marks import HEAD_BYTES, Mark, Marks, identity, same_file
-from memory.llm import LLM
+from memory.llm.client import LLM
 from memory.redact import redact
 from memory.sessions import READERS, ForeignError, Session, sniff
 from memory.sessions.engram import read_engram
 from memory.transcript import TranscriptWriter, read_transcript, sessions_dir
+from memory.turn.agent import Agent, AgentConfig
 from memory.types import Turn
 
 SETTLE = 600.0  # seconds without a write after which a session's last turn is taken

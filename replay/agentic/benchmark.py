@@ -16,8 +16,8 @@ from replay.agentic.source import KIND, AgenticSession, load_spec
 from replay.benchmark import BaseBenchmark, Probe, Tick
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.core.runner import Replay
 
 

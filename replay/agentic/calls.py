@@ -2,7 +2,7 @@
 replayed model asks.
 
 Every recorded call is put in the terms of engram's repository tools
-(``memory/tools/``): ``read_file(path, start, end)``, ``grep(pattern, glob)``,
+(``memory/acting/tools/``): ``read_file(path, start, end)``, ``grep(pattern, glob)``,
 ``list_files(glob)``, ``search_code(query, k)``, ``run(command)``, and sorted by what a
 replay does with it:
 
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from memory.acting.tools.run import TESTS
 from memory.records import ToolRecord
-from memory.tools.run import TESTS
 
 READS = ("read_file", "grep", "list_files", "search_code")
 TEST_WORDS = re.compile(r"(^|[\s/])(py\.test|pytest|tox|nox)(\s|$)"
@@ -151,7 +151,7 @@ class ToolLog:
         return log
 
     def add_edits(self, records: Iterable[dict[str, Any]], turns: dict[int, int]) -> None:
-        """engram's ``edit`` records of applied answers (``memory.acting``), counted as
+        """engram's ``edit`` records of applied answers (``memory.acting.workbench``), counted as
         the session's edits (a replayed model makes its own)."""
         for record in records:
             turn = record.get("turn")

@@ -3,7 +3,7 @@
 Each pair gets its own clone (``git clone --shared``: the objects are borrowed, the
 working tree and its commits are the pair's), detached at the session's commit, with a
 committer identity of its own so the replayed answers' edits can be committed there
-(``memory.edits``). The developer's repository is only read.
+(``memory.acting.edits``). The developer's repository is only read.
 
 The verdict on the final tree is the sandbox's (``replay.sandbox``): the tests run in
 the jail on a copy of the clone, each target in a pytest process of its own, and a
@@ -12,11 +12,11 @@ process the tested code does not share decides what passed.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memory.acting.edits import gitstate
 from replay.sandbox.sandbox import Limits, Sandbox
 
 GIT_TIMEOUT = 120.0
@@ -28,15 +28,12 @@ class CheckoutError(ValueError):
 
 
 def _git(root: Path, *args: str) -> str:
+    """``git ARGS`` in ``root`` through the edit engine's runner (memory.acting.edits.
+    gitstate), its failure a ``CheckoutError`` naming the repository."""
     try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
-                              text=True, timeout=GIT_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CheckoutError(f"git {args[0]} did not run: {exc}") from exc
-    if done.returncode != 0:
-        said = " ".join(done.stderr.strip().splitlines()[:2])
-        raise CheckoutError(f"git {args[0]} failed in {root}: {said}")
-    return done.stdout
+        return gitstate.text(root, *args, timeout=GIT_TIMEOUT)
+    except gitstate.GitFailed as exc:
+        raise CheckoutError(f"{exc} (in {root})") from exc
 
 
 def has_commit(repo: Path, commit: str) -> bool:

@@ -1,6 +1,6 @@
 """One agentic pair: each recorded user turn asked again with the tools of
 ``ReplayTools``, each answer's edit blocks applied to the pair's clone (through
-``memory.acting.Workbench``, as ``engram chat --apply`` does: the edit format in the
+``memory.acting.workbench.Workbench``, as ``engram chat --apply`` does: the edit format in the
 system prompt, an ``edit`` record per proposal and commit), then the final tests in the
 sandbox.
 
@@ -16,14 +16,14 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory.acting import Workbench
-from memory.agent import Agent
-from memory.capabilities import EVERYTHING
-from memory.jail.tree import TreeJail
-from memory.tools.box import RepoTools
-from memory.tools.consent import ConsentPolicy
-from memory.tools.run import Limits as RunLimits
-from memory.tools.run import RunTool
+from memory.acting.jail.tree import TreeJail
+from memory.acting.tools.box import RepoTools
+from memory.acting.tools.consent import ConsentPolicy
+from memory.acting.tools.run import Limits as RunLimits
+from memory.acting.tools.run import RunTool
+from memory.acting.workbench import Workbench
+from memory.llm.capabilities import EVERYTHING
+from memory.turn.agent import Agent
 from replay.agentic.checkout import checkout, final_tests
 from replay.agentic.source import AgenticSession
 from replay.agentic.tools import ReplayTools
@@ -66,6 +66,8 @@ def _apply(bench: Workbench, turn: Turn) -> dict[str, Any]:
     applied = bench.apply(prepared, turn)
     if not applied.ok:
         return {"edit": "refused", "why": applied.message}
+    if applied.index_error:  # the next turns would search a stale index: not a fair pair
+        raise RuntimeError(f"the index could not be refreshed: {applied.index_error}")
     return {"edit": "applied", "paths": list(applied.paths), "commit": applied.commit}
 
 
@@ -108,11 +110,10 @@ async def drive_agentic(replay: Replay, source: AgenticSession, name: str,
     for n, query in enumerate(source.queries):
         tools.turn = n
         turn = await agent.ask(query)
-        edit = await asyncio.to_thread(_apply, bench, turn)
+        async with replay.lock:  # an applied edit refreshes the index (the workbench's)
+            edit = await asyncio.to_thread(_apply, bench, turn)
         if edit["edit"] == "applied":
             tools.changed.update(edit["paths"])
-            async with replay.lock:
-                await asyncio.to_thread(index.refresh)
         turns.append(turn_row(turn, edit))
         tick(n + 1, total)
     verdict = await asyncio.to_thread(final_tests, work, source.tests, config.limits)

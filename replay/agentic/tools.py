@@ -13,7 +13,7 @@ call's record (``answered``) and counted:
   what the original session would have seen there. Replays differ from the recording
   exactly by these, so they are counted per pair;
 - ``jail``: a test command (``tests``, ``pytest ...``) always runs again, in the jail
-  (``memory.jail.tree.TreeJail``) on a copy of the clone, so its output is that of the
+  (``memory.acting.jail.tree.TreeJail``) on a copy of the clone, so its output is that of the
   code as the replay left it;
 - ``refused``: a command that is not a test and not in the record is not run (a replay
   does not run new commands), nor is a test where the jail does not work; the model is
@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.toolloop import Tool, ToolResult
-from memory.tools import run
-from memory.tools.box import RepoTools
+from memory.acting.toolloop import Tool, ToolResult
+from memory.acting.tools import run
+from memory.acting.tools.box import RepoTools
 from replay.agentic.calls import READS, ToolLog, canonical, is_test
 
 WAYS = ("record", "live", "jail", "refused")

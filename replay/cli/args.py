@@ -13,7 +13,7 @@ EXIT_USAGE = 2
 
 
 def model_arguments(parser: argparse.ArgumentParser) -> None:
-    from memory.models import FORCEABLE
+    from memory.llm.models import FORCEABLE
 
     parser.add_argument("--api-base", default=None, metavar="URL",
                         help="the OpenAI-compatible server of the models, e.g. "
@@ -29,7 +29,7 @@ def use_settings(args: argparse.Namespace) -> Any:
     ``--api-base``, ``--structured``), checked (ValueError) and installed for the
     command's scope; replay's config carries them to the workers."""
     from memory import settings
-    from memory.models import check_api_base, check_structured
+    from memory.llm.models import check_api_base, check_structured
 
     if args.api_base:
         check_api_base(args.api_base)

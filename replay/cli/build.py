@@ -81,7 +81,7 @@ def build(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     name = chosen(args, parser)
     try:
-        from memory.llm import LLMError, check_model
+        from memory.llm.client import LLMError, check_model
         from replay.cli.args import use_settings
 
         use_settings(args)

@@ -107,7 +107,7 @@ _samples = checked(int, "a whole number", lambda v: v >= 1, ">= 1")
 def _config(args: argparse.Namespace) -> Any:
     from memory.backends import registry
     from memory.backends.options import parse_options
-    from memory.llm import default_model
+    from memory.llm.client import default_model
     from replay.core.ratelimit import parse_rpm
     from replay.core.runner import ReplayConfig
     from replay.sandbox.sandbox import Limits
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from memory.backends.options import BackendOptionError
-    from memory.llm import LLMError, check_model
+    from memory.llm.client import LLMError, check_model
     from replay.core.cost import pricing
     from replay.core.errors import SourceError
     from replay.core.executors import ExecutorError

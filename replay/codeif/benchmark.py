@@ -18,8 +18,8 @@ from replay.sandbox.sandbox import Limits
 from replay.sandbox.sandbox import mode as sandbox_mode
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.core.runner import Replay
 
 

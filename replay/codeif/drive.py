@@ -15,7 +15,7 @@ from replay.codeif.source import Iterative
 from replay.sandbox.sandbox import Limits
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
+    from memory.turn.agent import Agent
     from replay.benchmark import Tick
 
 

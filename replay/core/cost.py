@@ -1,6 +1,6 @@
 """Dollar cost of a replay: per pair, per backend, and the budget that stops a run.
 
-Every LLM call is priced when it is made (``memory.llm`` asks litellm's cost map for
+Every LLM call is priced when it is made (``memory.llm.client`` asks litellm's cost map for
 the response's price and records it in the call's ledger, by purpose). Here the
 ledgers of a pair are put side by side: the agent's (``answer`` and ``memory``), the
 LLM mock user's (``mock_user``) and the LLM judge's (``judge``). A model litellm's
@@ -23,7 +23,7 @@ def pricing(model: str | None) -> str:
         return "no model"
     if model.startswith("local/"):
         return "embedded local model: $0"
-    from memory.llm import priced_as
+    from memory.llm.client import priced_as
 
     name = priced_as(model)
     if name is None:

@@ -65,7 +65,7 @@ class LocalExecutor:
     """Pairs as asyncio tasks of this process (one CPU budget, one LLM rate limiter)."""
 
     async def run(self, replay: Replay, todo: list[Pair], budget: Budget) -> None:
-        from memory.llm import set_rate_gate
+        from memory.llm.client import set_rate_gate
         from replay.core.ratelimit import RateLimiter
 
         limits = replay.config.rate_limits

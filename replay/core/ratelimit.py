@@ -4,7 +4,7 @@ One ``RateLimiter`` hands out start times: a call may start once fewer than ``li
 calls of its model started in the last ``window`` seconds. The local executor keeps
 one in the process; the Ray executor keeps one in a Ray actor that every worker asks,
 so the limit holds for the cluster, not per worker. A 429 that still comes (another
-client on the same key) is retried with backoff by ``memory.llm`` as always.
+client on the same key) is retried with backoff by ``memory.llm.client`` as always.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class RateLimiter:
         return start - now
 
     async def wait(self, model: str) -> None:
-        """The rate gate of ``memory.llm`` in one process."""
+        """The rate gate of ``memory.llm.client`` in one process."""
         delay = self.reserve(model)
         if delay > 0:
             await asyncio.sleep(delay)

@@ -93,7 +93,7 @@ class LimiterActor:
 
 
 def actor_gate(actor: Any) -> Callable[[str], Any]:
-    """``memory.llm``'s rate gate in a worker: wait for the actor's slot."""
+    """``memory.llm.client``'s rate gate in a worker: wait for the actor's slot."""
     ray = _ray()
 
     async def gate(model: str) -> None:
@@ -107,7 +107,7 @@ def actor_gate(actor: Any) -> Callable[[str], Any]:
 def run_pair_task(config: ReplayConfig, source: Source, name: str, archive: bytes | None,
                   limiter: Any, setup: Setup, run: str, cls: type[Replay]) -> dict[str, Any]:
     """Ray task: one pair; its result row and its transcripts' bytes by file name."""
-    from memory.llm import set_rate_gate
+    from memory.llm.client import set_rate_gate
 
     replay = _worker_replay(config, setup, run, cls)
     key = source_id(source)

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.agent import Agent, AgentConfig, structured_counts
 from memory.backends import BackendEnv, Registry, registry
-from memory.embed import Embedder, get_embedder
-from memory.llm import LLM
-from memory.repo import RepoIndex
+from memory.index.embed import Embedder, get_embedder
+from memory.index.repo import RepoIndex
+from memory.llm.client import LLM
 from memory.session import build_agent
 from memory.settings import Settings
 from memory.store import Store
+from memory.turn.agent import Agent, AgentConfig, structured_counts
 from replay.benchmark import benchmarks
 from replay.core.cost import Budget, pair_cost
 from replay.core.names import safe_name

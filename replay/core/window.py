@@ -10,7 +10,7 @@ once, so a run can make ``full`` outgrow a window as LoCoEval's conversations do
 
 from __future__ import annotations
 
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 
 UNBOUNDED = 1 << 40  # ``--window 0``: more tokens than any conversation holds
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.backends.codemem.syntax import calls
-from memory.chunks import _docstring, _parser
+from memory.index.chunks import _docstring, _parser
 from replay.locoeval.prepare import is_test_file
 
 

@@ -22,7 +22,7 @@ from replay.locoeval._analyse import RepoFacts
 from replay.locoeval._contradict import CONSTRAINT, REVISION_WORDS, contradictions
 
 if TYPE_CHECKING:
-    from memory.llm import LLM
+    from memory.llm.client import LLM
 
 REAL_TYPES = ("function_location", "internal_dependency", "external_dependency")
 FRAMES = {"core_functionality": "`{qual}` should: {claim}",
@@ -176,7 +176,7 @@ async def llm_rewrites(llm: LLM, qual: str, units: list[Unit],
     """Up to three stale versions of each unit's claim, by the LLM; a unit whose call
     fails, or whose answers are none of them usable (``usable_rewrite``), is left out
     (the builder uses its templates) and counted in ``stats``."""
-    from memory.llm import LLMError
+    from memory.llm.client import LLMError
 
     out: dict[str, list[str]] = {}
     for unit in units:

@@ -36,8 +36,8 @@ from replay.locoeval.matcher import flat
 from replay.locoeval.outline import BUILD_REPORT as REPORT
 
 if TYPE_CHECKING:
-    from memory.embed import Embedder
-    from memory.llm import LLM
+    from memory.index.embed import Embedder
+    from memory.llm.client import LLM
 
 THRESHOLD = 0.8  # cosine of an item with a retrieved line for "already in the context"
 DROP_RECALL = 0.5  # share of true items present that makes a target solvable
@@ -75,7 +75,7 @@ def segments(code: str) -> list[str]:
 def present_items(units: list[Unit], context: list[str], embedder: Embedder,
                   threshold: float = THRESHOLD) -> list[Unit]:
     """The units whose true item the retrieved ``context`` (chunk codes) already holds."""
-    from memory.embed import cosine
+    from memory.index.embed import cosine
 
     text = flat("\n".join(context))
     parts = [s for code in context for s in segments(code)]
@@ -99,7 +99,7 @@ def check_target(repo: Path, target: Target, signature: str, units: list[Unit],
                  embedder: Embedder, work: Path, threshold: float = THRESHOLD,
                  drop_recall: float = DROP_RECALL) -> tuple[Verdict, list[str]]:
     """The reader-free check on a copy of ``repo`` without ``target``; also the context."""
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
     from memory.store import Store
     from replay.locoeval.prepare import prepared_copy
 
@@ -256,7 +256,7 @@ class BuildRun:
         return verdicts
 
     async def _generate(self, target: Target, signature: str, context: list[str]) -> bool:
-        from memory.llm import LLM, LLMConfig
+        from memory.llm.client import LLM, LLMConfig
         from replay.sandbox.sandbox import Limits
 
         llm = LLM(LLMConfig(model=self.model or ""))
@@ -265,7 +265,7 @@ class BuildRun:
 
     async def _llm_inputs(self, facts: RepoFacts, targets: list[Target],
                           stats: RewriteStats) -> tuple[dict[str, str], dict]:
-        from memory.llm import LLM, LLMConfig, LLMError
+        from memory.llm.client import LLM, LLMConfig, LLMError
 
         llm = LLM(LLMConfig(model=self.model or ""))
         cores: dict[str, str] = {}
@@ -283,7 +283,7 @@ class BuildRun:
         return cores, rewrites
 
     def run(self, embedder: Embedder | None = None) -> dict[str, Any]:
-        from memory.embed import get_embedder
+        from memory.index.embed import get_embedder
 
         facts = repo_facts(self.repo)
         stats = RewriteStats()

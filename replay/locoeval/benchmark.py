@@ -29,9 +29,9 @@ from replay.locoeval.voice import Voice, VoiceError, voice_of, voiced
 from replay.sandbox.sandbox import mode as sandbox_mode
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
     from memory.backends import BackendEnv
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.core.runner import Replay, ReplayConfig
 
 
@@ -49,7 +49,7 @@ class Judging:
 
     def judge(self) -> EmbedJudge | LLMJudge:
         if self.model:
-            from memory.llm import LLM, LLMConfig
+            from memory.llm.client import LLM, LLMConfig
 
             return LLMJudge(LLM(LLMConfig(model=self.model)), self.embed)
         return self.embed

@@ -13,9 +13,9 @@ from replay.locoeval.mockuser import TemplateUser, user_label
 from replay.locoeval.outline import Outline
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
-    from memory.embed import Embedder
-    from memory.repo import RepoIndex
+    from memory.index.embed import Embedder
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.benchmark import Tick
     from replay.core.runner import ReplayConfig
 
@@ -25,7 +25,7 @@ async def converse(agent: Agent, outline: Outline, repo: RepoIndex | None,
                    tick: Tick) -> None:
     """The outline's queries, voiced by the template or the LLM mock user; what the mock
     user was and spent goes into ``result``."""
-    from memory.llm import LLM, LLMConfig
+    from memory.llm.client import LLM, LLMConfig
     from replay.locoeval.options import LocoevalOptions
 
     options = LocoevalOptions.of(config)

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from memory.embed import Embedder
-from memory.llm import LLMError, StructuredOutputError
+from memory.index.embed import Embedder
+from memory.llm.client import LLMError, StructuredOutputError
 from replay.core.metrics import Scores, set_f1
 from replay.locoeval.matcher import THRESHOLD, EmbedMatcher, pair_checks, unit_pairs
 

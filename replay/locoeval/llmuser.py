@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory.llm import LLM, LLMError
+from memory.llm.client import LLM, LLMError
 from replay.locoeval.mockuser import TemplateUser
 from replay.locoeval.outline import Outline, Query
 
 if TYPE_CHECKING:
-    from memory.embed import Embedder
-    from memory.repo import RepoIndex
+    from memory.index.embed import Embedder
+    from memory.index.repo import RepoIndex
 
 WINDOW = 10
 RETRIEVED_CHARS = 1200

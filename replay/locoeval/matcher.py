@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory.embed import Embedder
+from memory.index.embed import Embedder
 
 if TYPE_CHECKING:
     from memory.types import ContextPack
@@ -84,7 +84,7 @@ class EmbedMatcher:
         where = {t: n for n, t in enumerate(texts)}
         vectors = _unit_vectors(self.embedder, texts)
         pred = vectors[[where[p] for p in predicted]]
-        # einsum, not @: see memory.embed.cosine (OpenBLAS threads slow MiniLM after)
+        # einsum, not @: see memory.index.embed.cosine (OpenBLAS threads slow MiniLM after)
         sims = np.einsum("ij,kj->ik", pred, vectors)
         ref_cols = [where[r] for r in references]
         ref_sims = sims[:, ref_cols]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from replay.locoeval.outline import Outline, Query
 
-EMBEDDED = "local/"  # the embedded offline model's provider prefix (memory/local.py)
+EMBEDDED = "local/"  # the embedded offline model's provider prefix (memory/llm/local.py)
 KINDS = ("template", "llm")
 
 

@@ -80,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def from_arguments(args: argparse.Namespace) -> dict[str, Any]:
     """The options as plain values (what ``ReplayConfig.benchmark_options`` carries)."""
-    from memory.llm import default_model
+    from memory.llm.client import default_model
     from replay.locoeval.judge import THRESHOLD
     from replay.locoeval.mockuser import choose_user
 

@@ -7,7 +7,7 @@ as the mock user said them, a memory that kept every word said and nothing stale
 from __future__ import annotations
 
 from memory.backends.base import BackendEnv, render_chunk
-from memory.repo import LocationRefused
+from memory.index.repo import LocationRefused
 from memory.types import ContextPack, Section, Turn
 from replay.locoeval.outline import Outline
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.backends.codemem.syntax import PYTHON_INFOS, code_blocks
-from memory.chunks import _docstring, _parser
 from memory.fences import spans
+from memory.index.chunks import _docstring, _parser
 from replay.sandbox.sandbox import IGNORED
 
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.agent import Agent
 from memory.fences import fenced
-from memory.repo import LocationRefused, RepoIndex
+from memory.index.repo import LocationRefused, RepoIndex
+from memory.turn.agent import Agent
 from memory.types import ContextPack
 from replay.locoeval.judge import EmbedJudge, LLMJudge, answer_lines
 from replay.locoeval.outline import Item, Outline, Sample

@@ -17,8 +17,8 @@ from replay.core.errors import SourceError
 from replay.locomo.data import Conversation, LocomoError, looks_like, read
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.core.runner import Replay
 
 

@@ -26,7 +26,7 @@ from replay.locomo.evidence import context_text, context_tokens, recall
 from replay.locomo.score import score
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
+    from memory.turn.agent import Agent
     from replay.benchmark import Tick
     from replay.locomo.judge import Judge
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.llm import LLM, LLMConfig, LLMError, StructuredOutputError
+from memory.llm.client import LLM, LLMConfig, LLMError, StructuredOutputError
 
 SYSTEM = (
     "You grade answers to questions about a long conversation between two people. You get "

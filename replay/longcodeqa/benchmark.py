@@ -17,9 +17,9 @@ from replay.longcodeqa.qa import QAError, QASet, is_lcb, parse_qa
 from replay.longcodeqa.qa_run import ask_brackets
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
     from memory.backends import BackendEnv
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.core.runner import Replay
 
 

@@ -208,7 +208,7 @@ def build_qa(repo: Path, *, seed: int = 0, count: int = 20, model: str | None = 
     if model is None:
         report["contamination_filter"] = "skipped (no --model)"
     else:
-        from memory.llm import LLM, LLMConfig
+        from memory.llm.client import LLM, LLMConfig
 
         llm = LLM(LLMConfig(model=model))
         dropped = asyncio.run(contaminated(questions, llm, repo.resolve().name, seed))

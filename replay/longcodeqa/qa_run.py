@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from memory.agent import Agent
+from memory.turn.agent import Agent
 from replay.longcodeqa.qa import BRACKETS, QASet, parse_letter
 
 if TYPE_CHECKING:

@@ -2,13 +2,14 @@
 
 Each run gets a fresh temp dir (the work copy, HOME and TMPDIR all inside it), a
 wall-clock timeout, rlimits on memory, CPU time and file size, and runs inside the OS
-jail of ``memory/jail/bwrap.py`` (bubblewrap: user, pid, mount and network namespaces, uid 65534
-inside, the temp dir the only writable tree, a process limit, everything killed with
-the pid namespace). Where the kernel refuses namespaces, engram says so once and falls
-back to the weak sandbox: the process group is killed at the timeout, a network
-namespace when ``unshare -rn`` works, and the audit hook of ``memory/jail/_guard.py`` (installed as
-``sitecustomize`` in both modes) refusing writes outside the temp dir, processes and
-sockets from Python. ``RunResult.sandbox`` says which one ran ("bwrap" or "weak").
+jail of ``memory/acting/jail/bwrap.py`` (bubblewrap: user, pid, mount and network
+namespaces, uid 65534 inside, the temp dir the only writable tree, a process limit,
+everything killed with the pid namespace). Where the kernel refuses namespaces, engram
+says so once and falls back to the weak sandbox: the process group is killed at the
+timeout, a network namespace when ``unshare -rn`` works, and the audit hook of
+``memory/acting/jail/_guard.py`` (installed as ``sitecustomize`` in both modes) refusing
+writes outside the temp dir, processes and sockets from Python. ``RunResult.sandbox``
+says which one ran ("bwrap" or "weak").
 
 Verdicts (``pytest`` and ``asserts``) are decided by a process the tested code does not
 share: the runner (``_runner.py``), the jail's first process, which never imports the
@@ -63,9 +64,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from memory.jail import GUARD
-from memory.jail import bwrap as _bwrap
-from memory.jail.limits import limited
+from memory.acting.jail import GUARD
+from memory.acting.jail import bwrap as _bwrap
+from memory.acting.jail.limits import limited
 
 VERDICT = Path(__file__).with_name("_verdict.py")
 RUNNER = Path(__file__).with_name("_runner.py")

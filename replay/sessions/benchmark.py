@@ -12,8 +12,8 @@ from replay.sessions.foreign import sniff
 from replay.sessions.source import Recorded, load_foreign, load_recorded
 
 if TYPE_CHECKING:
-    from memory.agent import Agent
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
+    from memory.turn.agent import Agent
     from replay.core.runner import Replay
 
 

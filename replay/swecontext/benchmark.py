@@ -28,7 +28,7 @@ from replay.swecontext.experience import (
 from replay.swecontext.experience_run import run_experience_tasks, run_settings
 
 if TYPE_CHECKING:
-    from memory.repo import RepoIndex
+    from memory.index.repo import RepoIndex
     from replay.core.runner import Replay
 
 log = logging.getLogger("replay.core.runner")  # where a failed pair was logged before

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.agent import Agent
-from memory.llm import LLM
+from memory.llm.client import LLM
+from memory.turn.agent import Agent
 from memory.types import Turn, Usage
 from replay.locoeval.outline import Sample
 from replay.locoeval.tasks import run_generated

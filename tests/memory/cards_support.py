@@ -10,8 +10,8 @@ from memory.backends import BackendEnv
 from memory.backends.cards.score import (
     Judgment,
 )
-from memory.llm import LLM, LLMConfig
-from memory.repo import RepoIndex
+from memory.index.repo import RepoIndex
+from memory.llm.client import LLM, LLMConfig
 from memory.store import Store
 from memory.types import Turn
 from tests.conftest import make_repo

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memory.backends import BackendEnv
-from memory.llm import LLM, LLMConfig
-from memory.repo import RepoIndex
+from memory.index.repo import RepoIndex
+from memory.llm.client import LLM, LLMConfig
 from memory.store import Store
 from tests.conftest import DB, FORMS, make_repo
 

@@ -7,7 +7,7 @@ import pytest
 
 from memory.backends.amem import AMemBackend
 from memory.backends.base import BackendEnv
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from memory.transcript import read_transcript
 from memory.types import Turn
 
@@ -139,8 +139,8 @@ def test_constrained_schemas_limit_choices_and_compile_to_a_grammar():
 
     from llama_cpp import LlamaGrammar
 
-    from memory._schema import SchemaError, validate
     from memory.backends.amem import Note, evolve_schema, note_schema
+    from memory.llm._schema import SchemaError, validate
 
     new = Note("n2", "c", "t", 2, ["parse_date"], ["dates"], "UTC dates.")
     neighbors = [Note("n0", "a", "t", 0, [], ["db"], "Pool size."),

@@ -9,7 +9,7 @@ from memory.backends.base import Backend
 from memory.backends.empty import EmptyBackend
 from memory.backends.full import FullBackend
 from memory.backends.rag import RagBackend
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from memory.types import Turn
 
 TOPICS = [
@@ -136,7 +136,7 @@ def test_a_backend_from_an_entry_point_in_another_distribution(tmp_path, monkeyp
 
 def test_a_store_location_is_the_data_dir_or_a_shared_uri(tmp_path, monkeypatch, embedder):
     from memory.backends import BackendEnv
-    from memory.llm import LLM, LLMConfig
+    from memory.llm.client import LLM, LLMConfig
     from memory.store import Store
 
     env = BackendEnv(llm=LLM(LLMConfig(model="scripted/t")), embedder=embedder,

@@ -10,7 +10,7 @@ import pytest
 
 from memory.backends import registry
 from memory.backends.cards.ground import documented, home, known, module_names, module_of
-from memory.memories import list_cards
+from memory.recall.memories import list_cards
 from memory.types import Turn
 from tests.conftest import FORMS, git
 from tests.memory.cards_support import facts, repo_env, said_in_turns

@@ -13,7 +13,7 @@ from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.names import kind, name_similarity, swapped
 from memory.backends.cards.revise import restates
 from memory.backends.cards.uses import negates_use
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from tests.conftest import DB, FORMS
 from tests.memory.cards_support import repo_env, said_in_turns
 

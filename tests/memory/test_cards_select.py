@@ -303,8 +303,8 @@ async def test_a_failed_extraction_keeps_the_developers_sentences(cards_env, scr
 def test_the_judge_schemas_compile_to_a_grammar():
     from llama_cpp import LlamaGrammar
 
-    from memory._schema import SchemaError, validate
     from memory.backends.cards.score import judge_schema
+    from memory.llm._schema import SchemaError, validate
 
     schema = judge_schema(constrained=True)
     good = {"no_context_action": "search the repo", "with_context_action": "update connect",

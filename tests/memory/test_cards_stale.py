@@ -1,17 +1,17 @@
 """cards' git-aware staleness sees engram's own commits: an edit the edit engine applies
-and commits (a real repository in a tmp dir, ``memory.edits.prepare`` / ``apply``)
+and commits (a real repository in a tmp dir, ``memory.acting.edits.prepare`` / ``apply``)
 marks the memories about the function it changed stale, says the change was engram's,
-and ``/undo`` (``memory.edits.undo``) makes them valid again."""
+and ``/undo`` (``memory.acting.edits.undo``) makes them valid again."""
 
 from __future__ import annotations
 
+from memory.acting.edits import apply, prepare, undo
 from memory.backends import registry
-from memory.edits import apply, prepare, undo
 from memory.types import Turn
+from tests.memory.acting.test_edits_support import block, identity
 from tests.memory.cards_support import CONNECT_5, facts
 
 from ..conftest import git
-from .test_edits_support import block, identity
 
 MIGRATE = "migrate must stop at the first failure."
 

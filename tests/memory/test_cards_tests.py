@@ -12,19 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from memory.agent import Agent, AgentConfig
+from memory.acting.jail import bwrap
+from memory.acting.jail.tree import TreeJail
+from memory.acting.tools import grep, read
+from memory.acting.tools.box import RepoTools
+from memory.acting.tools.consent import ConsentPolicy
+from memory.acting.tools.run import Limits, RunTool
 from memory.backends import BackendEnv, registry
 from memory.backends.cards import testruns
 from memory.backends.cards.build import FACT_PROMPT
-from memory.jail import bwrap
-from memory.jail.tree import TreeJail
-from memory.llm import LLM, LLMConfig
-from memory.repo import RepoIndex
+from memory.index.repo import RepoIndex
+from memory.llm.client import LLM, LLMConfig
 from memory.store import Store
-from memory.tools import grep, read
-from memory.tools.box import RepoTools
-from memory.tools.consent import ConsentPolicy
-from memory.tools.run import Limits, RunTool
+from memory.turn.agent import Agent, AgentConfig
 from memory.types import Turn
 from tests.asked import asked
 

@@ -132,7 +132,7 @@ def test_timeout_comes_from_the_flag_else_the_config_file(
     assert "positive number of seconds" in capsys.readouterr().err
 
 
-# -- headless --apply (memory/acting.py's Workbench) ----------------------------------------
+# -- headless --apply (memory/acting/workbench.py's Workbench) -------------------------------------
 GREET = ("Done.\n@@@ EDIT app/db.py\n@@@ SEARCH\ndef connect(url, timeout=5):\n@@@ REPLACE\n"
          "def connect(url, timeout=10):\n@@@ END\n")
 BROKEN = "@@@ EDIT app/db.py\n@@@ SEARCH\ndef nowhere():\n@@@ REPLACE\ndef x():\n@@@ END\n"

@@ -17,7 +17,7 @@ from memory.backends.codemem.syntax import (
     first_definition,
     statement_blocks,
 )
-from memory.chunks import Chunk, python_chunks
+from memory.index.chunks import Chunk, python_chunks
 
 V1 = '''def total(items, tax):
     # the sum first

@@ -68,7 +68,7 @@ def test_the_app_module_imports_nothing_heavy_before_the_first_frame(tmp_path):
 
 
 def test_checking_an_embedded_model_name_imports_no_litellm(tmp_path):
-    code = ("import json, sys\nfrom memory.llm import LLMError, check_model\n"
+    code = ("import json, sys\nfrom memory.llm.client import LLMError, check_model\n"
             "check_model('local/smollm2')\n"
             "try:\n    check_model('local/nope')\nexcept LLMError:\n    pass\n"
             "else:\n    sys.exit(3)\n"

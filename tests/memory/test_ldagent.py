@@ -6,7 +6,7 @@ import pytest
 
 from memory.backends.base import BackendEnv
 from memory.backends.ldagent import LDAgentBackend, overlap_score
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from memory.transcript import read_transcript
 from memory.types import Turn
 

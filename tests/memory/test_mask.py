@@ -4,7 +4,7 @@ import pytest
 
 from memory.backends.base import BackendEnv
 from memory.backends.mask import MaskBackend, mask_text
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from memory.types import Turn
 
 CODE_TURN = """Here is the fix for app/db.py:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from memory.backends import BackendEnv, registry
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from memory.transcript import read_transcript
 from memory.types import Turn
 

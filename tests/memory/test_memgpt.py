@@ -8,7 +8,7 @@ import pytest
 from memory.backends.base import BackendEnv
 from memory.backends.memgpt.backend import MemGPTBackend, MemGPTConfig
 from memory.backends.memgpt.tiers import PAGE_SIZE, CoreMemory, Functions, Message
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from memory.transcript import read_transcript
 from memory.types import Turn
 from tests.asked import asked

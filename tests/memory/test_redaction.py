@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from memory.llm import import_litellm
+from memory.llm.client import import_litellm
 from memory.redact import REDACTED, install_log_redaction, redact
 from tui.cli import main
 

@@ -63,3 +63,23 @@ def test_unknown_and_unloadable_names_are_clear_errors(site):
         found.load("gone")
     with pytest.raises(RegistryError, match=r"'typo' \(plugmod:THREE, from broken\)"):
         found.load("typo")
+
+
+
+def test_engrams_own_backends_have_one_table_found_without_an_install(monkeypatch):
+    """engram's backends are listed once, in BUILTINS: pyproject.toml declares none of
+    them, and with no installed metadata at all (a source tree) the registry finds every
+    one."""
+    import tomllib
+    from pathlib import Path
+
+    import memory.registry
+    from memory.backends import BUILTINS, Registry
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert "engram.backends" not in project["project"].get("entry-points", {})
+    monkeypatch.setattr(memory.registry, "entry_points", lambda group: [])
+    backends = Registry()
+    assert backends.names() == sorted(BUILTINS)
+    assert {backends.spec(name).origin for name in BUILTINS} == {"engram"}
+    assert all(callable(backends.load(name)) for name in BUILTINS)

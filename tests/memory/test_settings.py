@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from memory import settings
-from memory.llm import LLM, LLMConfig, default_model
+from memory.llm.client import LLM, LLMConfig, default_model
 
 
 def _config(tmp_path, data: dict) -> dict[str, str]:

@@ -48,7 +48,7 @@ NAMED = re.compile(r"`([A-Za-z_][\w.]*)`")
 CODE = re.compile(r"`([\w/.]+(?:::[\w.]+)?)`")  # a location or name, as cards' facts carry
 DEVELOPER = re.compile(r"^(?:\[turn \d+\]\s)?[Dd]eveloper: (.*?)"
                        r"(?=\n(?:\[turn \d+\]\s)?[Aa]ssistant: |\n\[turn |\n\n|\Z)", re.M | re.S)
-ASSISTANT = "You are engram, a coding assistant"  # memory/agent.py's SYSTEM_PROMPT
+ASSISTANT = "You are engram, a coding assistant"  # memory/turn/agent.py's SYSTEM_PROMPT
 
 
 def norm(text: str) -> str:

@@ -63,7 +63,7 @@ async def test_the_consent_modal_names_the_pane_and_backend_that_asks(
         app_factory, script, demo_repo, monkeypatch):
     """Both answers of an A/B ask to run a command: each modal says which answer (pane)
     and which backend asks; denied, A's repeat of it ends A's loop unasked."""
-    from memory.jail.tree import TreeJail
+    from memory.acting.jail.tree import TreeJail
     from tui.screens import ConsentScreen
 
     from .test_acting import answering

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from memory.jail import bwrap
+from memory.acting.jail import bwrap
 from tests.asked import asked
 from tui.app import AppOptions, EngramApp
 from tui.screens import ConsentScreen, DiffScreen
@@ -369,8 +369,8 @@ async def test_the_embedded_model_answers_a_where_is_question_from_the_code(
     """local/smollm2 in the app is offered no tools and no edit format (it cannot follow
     them): it answers a where-is question from the code the backend retrieved, with no
     consent prompt and no edit; the app said so once, in a notice and the status line."""
-    from memory.acting import EDITING
-    from memory.capabilities import EMBEDDED
+    from memory.acting.workbench import EDITING
+    from memory.llm.capabilities import EMBEDDED
 
     monkeypatch.setenv("ENGRAM_CONFIG", str(tmp_path / "config.json"))
     app = EngramApp(AppOptions(repo=demo_repo, model="local/smollm2", data_dir=tmp_path / "d",

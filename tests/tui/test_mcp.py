@@ -180,7 +180,7 @@ def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path):
     """The hook's process imports no model library, nor LanceDB while the readers'
     snapshot of the kept facts is current (the last write left it)."""
     data = tmp_path / "data"
-    from memory.keeper import Keeper
+    from memory.recall.keeper import Keeper
 
     keeper = Keeper(repo, data)
     import asyncio

@@ -22,10 +22,10 @@ async def test_the_status_bar_shows_when_the_index_is_ready(app_factory):
 
 
 async def test_the_first_keystroke_loads_the_local_model_once(app_factory, monkeypatch):
-    import memory.local
+    import memory.llm.local
 
     loaded: list[str] = []
-    monkeypatch.setattr(memory.local, "warm", lambda name="smollm2": loaded.append(name) or 0.0)
+    monkeypatch.setattr(memory.llm.local, "warm", lambda name="smollm2": loaded.append(name) or 0.0)
     app = app_factory()
     app.options = replace(app.options, model="local/smollm2")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -40,10 +40,10 @@ async def test_the_first_keystroke_loads_the_local_model_once(app_factory, monke
 
 
 async def test_a_remote_model_is_not_warmed(app_factory, monkeypatch):
-    import memory.local
+    import memory.llm.local
 
     loaded: list[str] = []
-    monkeypatch.setattr(memory.local, "warm", lambda name="smollm2": loaded.append(name) or 0.0)
+    monkeypatch.setattr(memory.llm.local, "warm", lambda name="smollm2": loaded.append(name) or 0.0)
     app = app_factory()  # scripted/t
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)

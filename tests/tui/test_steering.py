@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from memory.steering import user_ops
 from memory.transcript import read_transcript
+from memory.turn.steering import user_ops
 from tui.screens import ConfirmScreen, EditScreen
 from tui.widgets import Inspector, SteerList
 

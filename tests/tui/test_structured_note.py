@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from tui.inspection import structured_note, turn_notes
 
 

@@ -70,7 +70,7 @@ def main_mcp(argv: list[str]) -> int:
         print("\n".join(lines))
         return 0
     args = _serve_parser().parse_args(argv)
-    from memory.keeper import KeeperError
+    from memory.recall.keeper import KeeperError
     from tui.mcp.server import serve
 
     try:
@@ -109,7 +109,7 @@ def _query_from_stdin() -> str:
 def main_recall(argv: list[str]) -> int:
     args = _recall_parser().parse_args(argv)
     query = _query_from_stdin() if args.query == "-" else args.query
-    from memory.keeper import Keeper, KeeperError
+    from memory.recall.keeper import Keeper, KeeperError
 
     try:
         keeper = Keeper(_root(args.repo), args.data_dir)

@@ -1,6 +1,6 @@
 """``engram mcp [PATH]``: the repository's kept memory as an MCP server over stdio.
 
-A thin front-end over ``memory.keeper.Keeper`` (the engine the app's ``cards`` sessions
+A thin front-end over ``memory.recall.keeper.Keeper`` (the engine the app's ``cards`` sessions
 share with shared memory): each tool validates its input at the edge and answers a
 ``KeeperError`` as an error result with the reason, so one bad call never stops the
 server. The tools' descriptions are written for the model that calls them.
@@ -69,7 +69,7 @@ def build_server(keeper: Any) -> Any:
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
     from memory import __version__
-    from memory.keeper import KeeperError
+    from memory.recall.keeper import KeeperError
     from memory.redact import redact
 
     server: Any = MCPServer("engram", instructions=INSTRUCTIONS, version=__version__,
@@ -147,7 +147,7 @@ def build_server(keeper: Any) -> Any:
 
 def serve(repo: Path, data_dir: Path | None = None, backend: str = "cards") -> int:
     """Run the server on stdin/stdout until the client closes it."""
-    from memory.keeper import Keeper
+    from memory.recall.keeper import Keeper
 
     keeper = Keeper(repo, data_dir, backend)
     # MiniLM (native code, mostly outside the GIL) and the kept facts load on a thread of

@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from memory.tools.consent import Decision
+from memory.acting.tools.consent import Decision
 
 WHERE = ("The sandbox: a copy of the working tree, without network, without "
          "your home, with a timeout; nothing is written back.")

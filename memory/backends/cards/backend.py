@@ -65,8 +65,8 @@ from memory.backends.cards.score import (
 )
 from memory.backends.cards.shared import SharedFacts, located
 from memory.backends.cards.stale import StalenessWatch
-from memory.embed import cosine
-from memory.steering import MemoryItem
+from memory.index.embed import cosine
+from memory.turn.steering import MemoryItem
 from memory.types import ContextPack, Section, Turn
 
 SCORERS = ("proxy", "llm")

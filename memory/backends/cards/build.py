@@ -56,10 +56,10 @@ from memory.backends.cards.uses import negated_in, negates_use
 from memory.backends.codemem.syntax import code_blocks, first_definition
 from memory.backends.mem0 import fact_key, statements
 from memory.backends.mem0r import MAX_CANDIDATES, exchange_names, extract_schema_r
-from memory.embed import whole_words
-from memory.lenient_json import MalformedJSON
-from memory.llm import LLMError
-from memory.repo import LocationRefused
+from memory.index.embed import whole_words
+from memory.index.repo import LocationRefused
+from memory.llm.client import LLMError
+from memory.llm.lenient_json import MalformedJSON
 from memory.types import Turn
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from memory.redact import redact
 
 if TYPE_CHECKING:
     from memory.backends.cards.graph import ContextGraph
-    from memory.llm import LLM
+    from memory.llm.client import LLM
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +138,8 @@ def clip_words(text: str, words: int = SUMMARY_WORDS) -> str:
 
 async def summarise(llm: LLM, session: str, facts: list[str]) -> tuple[Experience, str]:
     """The session's summary, and why the model's answer was not used ('' when it was)."""
-    from memory.lenient_json import MalformedJSON
-    from memory.llm import LLMError
+    from memory.llm.client import LLMError
+    from memory.llm.lenient_json import MalformedJSON
 
     listed = "\n".join(f"- {f}" for f in facts)
     choices = facts if llm.constrained() else None

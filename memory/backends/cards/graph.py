@@ -45,7 +45,7 @@ from memory.backends.cards.rules import (
     SIMILAR,
     SIMILAR_EDGES,
 )
-from memory.embed import cosine
+from memory.index.embed import cosine
 
 NODE_TYPES = ("fact", "symbol", "file", "code", "failure", "tests", "summary")
 EDGE_TYPES = ("contains", "similar", "conflict", "precondition", "task")

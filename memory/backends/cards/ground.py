@@ -27,7 +27,7 @@ import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
-from memory.repo import LocationRefused, RepoIndex
+from memory.index.repo import LocationRefused, RepoIndex
 
 _SPAN = re.compile(r"`([^`\n]+)`")
 _FILE = re.compile(r"^[\w./-]+\.pyi?$")

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memory.lenient_json import MalformedJSON
-from memory.llm import LLMError
+from memory.llm.client import LLMError
+from memory.llm.lenient_json import MalformedJSON
 
 if TYPE_CHECKING:
-    from memory.llm import LLM
+    from memory.llm.client import LLM
 
 JUDGES = ("off", "llm")
 

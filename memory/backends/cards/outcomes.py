@@ -1,6 +1,6 @@
 """Test results from a turn's tool calls, as units of the ``cards`` graph.
 
-Every call of a turn's tool loop (``memory.tools.trajectory.trail``) that ran a command
+Every call of a turn's tool loop (``memory.acting.tools.trajectory.trail``) that ran a command
 (the ``run`` tool, or any tool called with a ``command``: a recorded session's shell)
 and whose output is a test run (``testruns.parse``: pytest or unittest, whatever the
 command) becomes a
@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from memory.acting.tools.trajectory import Call, trail
 from memory.backends.cards import testruns
 from memory.backends.cards.graph import ContextGraph, Node
 from memory.listing import listed
-from memory.tools.trajectory import Call, trail
 from memory.types import Turn
 
 Count = Callable[[str], int]

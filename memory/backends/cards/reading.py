@@ -27,7 +27,7 @@ import numpy as np
 from memory.backends.cards import rules, spoken
 from memory.backends.cards.names import kind
 from memory.backends.cards.spoken import Lexicon, Token, pairs, split_dotted
-from memory.embed import Embedder, cosine
+from memory.index.embed import Embedder, cosine
 
 _PARAM = re.compile(r"^\s*(?:\*{0,2}[A-Za-z_]\w*(?:\s*:\s*[\w.\[\], |]+?)?"
                     r"(?:\s*=\s*[^,()]+)?|\*|/)\s*$")

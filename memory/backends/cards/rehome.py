@@ -22,7 +22,7 @@ from memory.backends.cards.graph import ADDITIVE, ContextGraph, Node, frame, sub
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.revise import Reviser
 from memory.backends.cards.uses import contradicts_use, negates_use, same_dependency
-from memory.embed import cosine
+from memory.index.embed import cosine
 
 
 @dataclass

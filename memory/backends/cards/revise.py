@@ -104,7 +104,7 @@ from memory.backends.cards.uses import (
     ruled_out,
     same_dependency,
 )
-from memory.embed import Embedder, cosine
+from memory.index.embed import Embedder, cosine
 
 SINGLE_OR_UNCLEAR = ("behaviour", "")  # what a later description may replace (judge)
 _ADDS = re.compile(r"\b(" + "|".join(ADDING_WORDS) + r")\b", re.I)

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.backends._topics import terms
 from memory.backends.cards.graph import ContextGraph, Node, subject_key
-from memory.lenient_json import MalformedJSON
-from memory.llm import LLMError
+from memory.llm.client import LLMError
+from memory.llm.lenient_json import MalformedJSON
 
 if TYPE_CHECKING:
-    from memory.llm import LLM
+    from memory.llm.client import LLM
 
 W_SHIFT, W_NECESSITY, W_UPLIFT, W_RISK, W_COST = 0.34, 0.26, 0.28, 0.22, 0.08
 COST_TOKENS = 1000  # tokens at which the token part of the cost reaches 1

@@ -35,7 +35,7 @@ def located(repo: Any, about: str) -> str:
     """The repository location ``about`` names (a path, ``path::qualname`` or a name), for
     a fact kept outside a turn. ValueError when it is outside the repository or names
     nothing there."""
-    from memory.repo import LocationRefused
+    from memory.index.repo import LocationRefused
 
     if repo is None:
         raise ValueError("no repository is open to place a memory on")

@@ -5,7 +5,7 @@ At every observed turn the files of anchored units are compared with the work tr
 (``git hash-object``); a changed file is re-chunked, and a unit whose symbol's code
 changed or vanished is marked ``stale: changed in <sha>`` (the short sha of the last
 commit since the anchor that touched the file, else "the working tree"). A commit
-engram's edit engine made (``memory.edits``: its message carries the ``Engram-Edit``
+engram's edit engine made (``memory.acting.edits``: its message carries the ``Engram-Edit``
 trailer) is a change like any other, and the reason says so ("by engram's edit").
 A symbol whose code is still the same is re-validated: its anchor moves to the new
 blob; a stale unit whose symbol's code is back to what it was (``/undo``, a revert) is
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory import _git
+from memory.acting.edits import is_engram_commit
+from memory.acting.edits.gitstate import GitFailed
+from memory.acting.edits.gitstate import text as git_text
 from memory.backends.cards.graph import ContextGraph, Node
-from memory.chunks import chunk_file
-from memory.edits import is_engram_commit
-from memory.edits.gitstate import GitFailed
-from memory.edits.gitstate import text as git_text
+from memory.index.chunks import chunk_file
 
 
 def _blob_of(data: bytes) -> str:

@@ -31,10 +31,10 @@ from memory.backends.codemem.context import CodeBlock, retrieve_new, select
 from memory.backends.codemem.session import Conflict, Draft, SessionBlock, SessionMemory
 from memory.backends.codemem.syntax import code_blocks, external_calls
 from memory.fences import fenced
-from memory.lenient_json import MalformedJSON
 from memory.listing import listed
-from memory.llm import LLMError
-from memory.steering import MemoryItem, SteeringUnsupported
+from memory.llm.client import LLMError
+from memory.llm.lenient_json import MalformedJSON
+from memory.turn.steering import MemoryItem, SteeringUnsupported
 from memory.types import ContextPack, Section, Turn
 
 log = logging.getLogger(__name__)
@@ -330,7 +330,7 @@ class CodeMemBackend:
                          "ADD" if last.get(tag) == "BLOCK" else ""))
         return rows
 
-    # -- steering (memory/steering.py): the developer forgets a block or edits a note -----
+    # -- steering (memory/turn/steering.py): the developer forgets a block or edits a note -----
     def memory_items(self) -> list[MemoryItem]:
         items = [MemoryItem(loc, f"code {loc}", editable=False) for loc in self.context_memory]
         items += [MemoryItem(f"{b.function}#{b.number}", b.note) for b in self.session.live()]

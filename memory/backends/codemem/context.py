@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory.backends.codemem.syntax import calls, definitions
-from memory.chunks import _docstring, _parser, _signature
+from memory.index.chunks import _docstring, _parser, _signature
 
 if TYPE_CHECKING:
-    from memory.chunks import Chunk
-    from memory.repo import RepoIndex
+    from memory.index.chunks import Chunk
+    from memory.index.repo import RepoIndex
 
 PAGE = 5  # BM25 hits per ADD step, as CodeMem retrieves
 RETRIES = 5  # further pages tried when a page brings nothing new

@@ -19,8 +19,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from memory.chunks import _parser
 from memory.fences import blocks
+from memory.index.chunks import _parser
 
 STATEMENTS = frozenset({
     "function_definition", "class_definition", "decorated_definition", "if_statement",

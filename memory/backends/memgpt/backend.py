@@ -9,7 +9,7 @@ manager evicts the oldest half of the queue's messages (the paper's flush; whole
 the last 3 messages kept: ``MESSAGE_SUMMARY_TRUNC_KEEP_N_LAST``) and the LLM rewrites
 the summary from the previous one and the evicted messages. Every message also goes to
 recall storage; archival storage is LanceDB passages. Both are reached only through
-the model's function calls in the Agent's tool loop (memory/toolloop.py):
+the model's function calls in the Agent's tool loop (memory/acting/toolloop.py):
 core_memory_append, core_memory_replace, archival_memory_insert, archival_memory_search,
 conversation_search, paginated, chained by ``request_heartbeat``.
 
@@ -46,7 +46,7 @@ from memory.backends.memgpt.tiers import (
     Functions,
     Message,
 )
-from memory.llm import LLMError
+from memory.llm.client import LLMError
 from memory.store import Store
 from memory.types import ContextPack, Section, Turn
 

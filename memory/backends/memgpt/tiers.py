@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from memory.acting.toolloop import Tool, ToolResult
 from memory.backends._memstore import MemoryStore
 from memory.backends._topics import terms
 from memory.backends.mem0 import statements
-from memory.embed import cosine
-from memory.toolloop import Tool, ToolResult
+from memory.index.embed import cosine
 
 BLOCK_LIMIT = 2000  # characters per core memory block
 PAGE_SIZE = 5

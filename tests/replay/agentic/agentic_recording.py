@@ -1,5 +1,5 @@
 """Agentic sessions recorded for the replay tests: the real Agent with the real repository
-tools and edits (``memory.acting.Workbench``, as ``engram chat --apply``: the run tool in
+tools and edits (``memory.acting.workbench.Workbench``, as ``engram chat --apply``: the run tool in
 the real jail, each answer's edit applied and committed) and a scripted model, on a git
 repository made in a tmp dir; and the scripted model that replays them."""
 
@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.acting import Workbench
-from memory.agent import Agent, AgentConfig
+from memory.acting.tools.consent import ConsentPolicy
+from memory.acting.workbench import Workbench
 from memory.backends import BackendEnv, registry
-from memory.llm import LLM, LLMConfig
-from memory.tools.consent import ConsentPolicy
+from memory.llm.client import LLM, LLMConfig
 from memory.transcript import TranscriptWriter, new_session_id
+from memory.turn.agent import Agent, AgentConfig
 from tests.asked import asked
 from tests.conftest import git, make_repo
 

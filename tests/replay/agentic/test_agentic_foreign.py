@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.jail import bwrap
-from memory.tools import grep, listing, read
+from memory.acting.jail import bwrap
+from memory.acting.tools import grep, listing, read
 from memory.transcript import read_transcript
 from replay.agentic.calls import foreign_call, is_test, shell_call
 from replay.agentic.source import load_spec

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from memory.jail import bwrap
-from memory.tools import grep, listing, read
+from memory.acting.jail import bwrap
+from memory.acting.tools import grep, listing, read
 from memory.transcript import read_transcript
 from tests.conftest import git
 from tests.replay.agentic.agentic_recording import (

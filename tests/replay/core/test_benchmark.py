@@ -235,3 +235,21 @@ def test_a_pair_whose_drive_fails_keeps_what_its_agent_spent(toy_installed, tmp_
     turns = [json.loads(line) for line in
              (out / "conversations" / "quiz__full.jsonl").read_text().splitlines()]
     assert sum(t.get("type") == "turn" for t in turns) == 2
+
+
+def test_engrams_own_benchmarks_have_one_table_found_without_an_install(monkeypatch):
+    """engram's benchmarks are listed once, in BUILTINS (their order breaks ties):
+    pyproject.toml declares none of them, and with no installed metadata at all (a
+    source tree) the registry finds every one, in that order."""
+    import tomllib
+    from pathlib import Path
+
+    import memory.registry
+    from replay.benchmark import BUILTINS, Benchmarks
+
+    project = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
+    assert "engram.benchmarks" not in project["project"].get("entry-points", {})
+    monkeypatch.setattr(memory.registry, "entry_points", lambda group: [])
+    found = Benchmarks()
+    assert found.names() == list(BUILTINS)
+    assert all(found.load(name).name == name for name in BUILTINS)

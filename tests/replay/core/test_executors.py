@@ -113,7 +113,7 @@ def window_counts(times: list[float], window: float) -> int:
 
 @ray.remote(num_cpus=0.5)
 def calls(limiter: Any, stamps: Path, n: int) -> int:
-    from memory.llm import LLM, LLMConfig, set_rate_gate
+    from memory.llm.client import LLM, LLMConfig, set_rate_gate
 
     async def go(count: int) -> None:
         llm = LLM(LLMConfig(model="scripted/provider"))

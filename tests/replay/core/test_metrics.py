@@ -9,7 +9,7 @@ from math import comb
 import pytest
 from rich.console import Console
 
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from replay.core.metrics import compression, f1, iterative, normalized, pass_at_k, set_f1
 from replay.locoeval.judge import (
     VERDICT_SCHEMA,

@@ -359,7 +359,7 @@ def run_with_reader(outlines, backends, out, options=None, window=0):
     as LoCoEval's Full): the pairs, and that model."""
     import asyncio
 
-    from memory.embed import get_embedder
+    from memory.index.embed import get_embedder
     from replay.locoeval import DEMO
     from tests.conftest import SCRIPT, _register_scripted
     from tests.replay.reader import ContextReader

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from memory import structured
+from memory.llm import structured
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from memory.llm import FALLBACK_WINDOW
+from memory.llm.client import FALLBACK_WINDOW
 from replay.cli.command import build_parser
 from replay.core.runner import ReplayConfig, ReplayError
 from replay.core.window import UNBOUNDED, answer_llm, window_tokens

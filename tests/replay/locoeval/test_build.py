@@ -281,7 +281,7 @@ def test_the_demo_repository_tests_are_real():
 
 
 async def test_llm_rewrites_of_distractors_and_their_fallback(script):
-    from memory.llm import LLM, LLMConfig
+    from memory.llm.client import LLM, LLMConfig
     from replay.locoeval._analyse import analyse
     from replay.locoeval._distract import RewriteStats, llm_rewrites
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from memory.llm import LLM, LLMConfig
-from memory.repo import RepoIndex
+from memory.index.repo import RepoIndex
+from memory.llm.client import LLM, LLMConfig
 from memory.store import Store
 from memory.transcript import read_transcript
 from replay.core.runner import Replay, ReplayConfig

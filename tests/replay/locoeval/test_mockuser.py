@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory.llm import LLM, LLMConfig
+from memory.llm.client import LLM, LLMConfig
 from replay.cli.command import _config, build_parser
 from replay.core.runner import Replay, ReplayConfig
 from replay.core.sources import load_source

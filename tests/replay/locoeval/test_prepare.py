@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.repo import RepoIndex
+from memory.index.repo import RepoIndex
 from memory.store import Store
 from replay.locoeval.prepare import (
     PrepareError,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.embed import get_embedder
+from memory.index.embed import get_embedder
 from replay.core.runner import Replay, ReplayConfig
 from replay.locoeval import DEMO
 from replay.locoeval.outline import load_outlines

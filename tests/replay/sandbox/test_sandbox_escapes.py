@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.jail import bwrap as _bwrap
+from memory.acting.jail import bwrap as _bwrap
 from replay.sandbox.asserts import run_tests
 from replay.sandbox.sandbox import Limits, Sandbox, mode
 
