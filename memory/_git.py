@@ -9,13 +9,15 @@ an empty answer here, never a traceback for the user.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")  # a missing git is reported by use
 
-import git
+if TYPE_CHECKING:
+    import git
 
-GitError = (git.GitError, OSError, ValueError)
 HASH_BATCH = 200  # paths per `git hash-object` call
 
 
@@ -23,13 +25,32 @@ class NotAGitRepo(ValueError):
     """The folder is not inside a git work tree."""
 
 
+def _gitpython() -> Any:
+    """GitPython, imported at first use: it costs a fifth of a second of CPU, which the
+    MCP server's first answer and the per-prompt hook (``toplevel`` only) do without."""
+    import git
+
+    return git
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: ``GitError`` without importing at load
+    if name == "GitError":
+        return _errors()
+    raise AttributeError(name)
+
+
+def _errors() -> tuple[type[BaseException], ...]:
+    return (_gitpython().GitError, OSError, ValueError)
+
+
 def _repo(root: Path) -> git.Repo:
-    return git.Repo(root)
+    return _gitpython().Repo(root)
 
 
 def _run(root: Path, *args: str) -> str:
     """``git ARGS`` in ``root``: its standard output, as it is."""
-    return git.Git(str(root)).execute(["git", *args], strip_newline_in_stdout=False)
+    return _gitpython().Git(str(root)).execute(["git", *args],  # type: ignore[no-any-return]
+                                               strip_newline_in_stdout=False)
 
 
 def toplevel(path: Path) -> Path:
@@ -38,20 +59,23 @@ def toplevel(path: Path) -> Path:
         raise NotAGitRepo(f"no such folder: {path}")
     if not path.is_dir():
         raise NotAGitRepo(f"not a folder: {path}")
-    try:
-        tree = git.Repo(path, search_parent_directories=True).working_tree_dir
-    except (*GitError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-        raise NotAGitRepo(f"not a git repository: {path} (run `git init` there first)") from exc
-    if tree is None:
-        raise NotAGitRepo(f"not a git work tree (a bare repository): {path}")
-    return Path(tree).resolve()
+    try:  # the git command line itself: no GitPython on this path
+        done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise NotAGitRepo(f"git could not be run in {path}: {exc}") from exc
+    if done.returncode != 0:
+        if "work tree" in done.stderr:
+            raise NotAGitRepo(f"not a git work tree (a bare repository): {path}")
+        raise NotAGitRepo(f"not a git repository: {path} (run `git init` there first)")
+    return Path(done.stdout.rstrip("\n")).resolve()
 
 
 def head(root: Path) -> str:
     """HEAD's commit sha, or '' in a repository without commits."""
     try:
         return _repo(root).head.commit.hexsha
-    except GitError:
+    except _errors():
         return ""
 
 
@@ -60,7 +84,7 @@ def branch(root: Path) -> str:
     try:
         repo = _repo(root)
         return "HEAD" if repo.head.is_detached else repo.active_branch.name
-    except (*GitError, TypeError):
+    except (*_errors(), TypeError):
         return ""
 
 
@@ -68,7 +92,7 @@ def blob_id(root: Path, path: str) -> str:
     """The blob id of ``path``'s content in the work tree now ('' when unreadable)."""
     try:
         return _run(root, "hash-object", "--", path).strip()
-    except GitError:
+    except _errors():
         return ""
 
 

@@ -17,10 +17,9 @@ from memory import __version__, _git
 from memory.backends import BackendEnv, Registry, registry
 from memory.home import repo_home
 from memory.index.embed import MINILM, Embedder, LazyEmbedder
-from memory.index.repo import IndexReport, Progress, RepoIndex
+from memory.index.repo import IndexReport, Progress, RepoIndex, open_index
 from memory.llm.client import DEFAULT_TIMEOUT, LLM, LLMConfig, check_model, default_model
 from memory.settings import Settings, current
-from memory.store import Store
 from memory.transcript import TranscriptWriter, new_session_id, sessions_dir
 from memory.turn.agent import Agent, AgentConfig
 
@@ -48,16 +47,6 @@ class Session:
     home: Path
     report: IndexReport
     transcript_path: Path | None
-
-
-def open_index(repo: Path, data_dir: Path | None = None, embed_model: str = MINILM,
-               progress: Progress | None = None) -> tuple[RepoIndex, IndexReport]:
-    """The repository's index, refreshed: only changed files are re-embedded, and the
-    embedding model is loaded only if some file changed (or at the first search)."""
-    root = _git.toplevel(Path(repo).expanduser())
-    home = repo_home(root, data_dir)
-    index = RepoIndex(root, Store(home / "index.lance"), LazyEmbedder(embed_model))
-    return index, index.refresh(progress)
 
 
 def open_session(options: SessionOptions, progress: Progress | None = None) -> Session:

@@ -4,6 +4,7 @@ the import-time profile, and the table."""
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -44,11 +45,27 @@ def bench_env(home: Path, **extra: str) -> dict[str, str]:
     return {**os.environ, **OFFLINE, "ENGRAM_HOME": str(home), **extra}
 
 
-def run_timed(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds from process start to exit; a failure stops the benchmark."""
+class Timed(float):
+    """Seconds of wall time, with the CPU seconds (user + system, the process and its
+    children) as ``cpu``: on a shared machine the wall time follows the load, the CPU
+    time much less."""
+
+    cpu: float | None = None
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_timed(argv: list[str], env: dict[str, str]) -> Timed:
+    """Seconds from process start to exit (and its CPU seconds); a failure stops the
+    benchmark."""
+    cpu = _children_cpu()
     start = time.perf_counter()
     result = subprocess.run(argv, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
+    elapsed = Timed(time.perf_counter() - start)
+    elapsed.cpu = _children_cpu() - cpu
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{result.stderr[-2000:]}")
     return elapsed
@@ -87,13 +104,16 @@ def import_profile(argv: list[str], env: dict[str, str], top: int = 8) -> list[t
 
 
 def print_table(title: str, rows: list[tuple[str, list[float], str]]) -> None:
-    """One line per measure: median, min-max of the runs, the target."""
+    """One line per measure: median, min-max of the runs, the median CPU seconds (whole
+    processes timed by ``run_timed``), the target."""
     print(f"\n{title}")
     width = max(len(r[0]) for r in rows)
-    print(f"{'measure':<{width}}  {'median':>8}  {'min':>7}  {'max':>7}  runs  target")
+    print(f"{'measure':<{width}}  {'median':>8}  {'min':>7}  {'max':>7}  {'cpu':>7}  runs  target")
     for name, values, target in rows:
+        cpus = [v.cpu for v in values if getattr(v, "cpu", None) is not None]
+        cpu = f"{statistics.median(cpus):>6.2f}s" if cpus else f"{'-':>7}"
         print(f"{name:<{width}}  {statistics.median(values):>7.2f}s  {min(values):>6.2f}s  "
-              f"{max(values):>6.2f}s  {len(values):>4}  {target}")
+              f"{max(values):>6.2f}s  {cpu}  {len(values):>4}  {target}")
 
 
 def print_profile(title: str, profile: list[tuple[str, float]]) -> None:

@@ -194,7 +194,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from memory._git import NotAGitRepo
-    from memory.session import open_index
+    from memory.index.repo import open_index
 
     console = Console(stderr=True)
     try:

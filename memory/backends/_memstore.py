@@ -85,6 +85,17 @@ class MemoryStore:
     def live(self) -> list[Memory]:
         return list(self._live.values())
 
+    def vectors(self) -> dict[str, np.ndarray]:
+        """The live memories' vectors by id."""
+        return dict(self._vectors)
+
+    def version(self, latest: bool = False) -> int:
+        """The memories table's version as read (``latest``: as another process may
+        have left it since)."""
+        if latest:
+            self._memories.checkout_latest()
+        return int(self._memories.version)
+
     def get(self, memory_id: str) -> Memory | None:
         return self._live.get(memory_id)
 

@@ -28,7 +28,7 @@ from memory._checks import control_character
 from memory.index import _manifest
 from memory.index._tables import CHUNK_FIELDS, chunks_schema, files_schema
 from memory.index.chunks import Chunk, chunk_file, supported
-from memory.index.embed import Embedder, cosine, top_k
+from memory.index.embed import MINILM, Embedder, LazyEmbedder, cosine, top_k
 from memory.recent import Recent
 from memory.store import Store, in_list
 
@@ -414,8 +414,17 @@ def open_repo_index(root: Path, data_dir: Path | str | None = None,
     """The index of the repository at ``root`` in its data folder (not refreshed; the
     embedding model loads at the first embedding, not here)."""
     from memory.home import repo_home
-    from memory.index.embed import LazyEmbedder
 
     top = _git.toplevel(Path(root))
     store = Store(repo_home(top, data_dir) / "index.lance")
     return RepoIndex(top, store, embedder or LazyEmbedder())
+
+
+def open_index(repo: Path, data_dir: Path | None = None, embed_model: str = MINILM,
+               progress: Progress | None = None) -> tuple[RepoIndex, IndexReport]:
+    """The repository's index, refreshed: only changed files are re-embedded, and the
+    embedding model is loaded only if some file changed (or at the first search).
+    ``engram index`` calls this without importing the session's parts (backends, LLM
+    client, agent: a third of a one-file refresh's process)."""
+    index = open_repo_index(Path(repo).expanduser(), data_dir, LazyEmbedder(embed_model))
+    return index, index.refresh(progress)

@@ -12,9 +12,14 @@ turns first (read back from that transcript, nothing written again); a persisten
 A turn is taken once it is closed (the next turn began, or the tool marked its end) or
 the file has been left alone for ``settle`` seconds; the last line of a file still being
 written is left for the next run. After each turn the file's mark moves past it
-(``marks.py``), so an interrupted run loses nothing and repeats nothing. An error of the
-backend stops only its file (reported, its mark before the failing turn); the other
-files go on.
+(``marks.py``). The turn record and the mark are one unit through the transcript: a turn
+recorded there after the ones its mark counts (its memory update failed, or the process
+died before the mark moved) is taken up again from the transcript when its turn comes,
+observed and not recorded a second time; so an interrupted run loses nothing and records
+nothing twice. (Observing it again is what an in-process backend does on every catch-up;
+``cards`` keeps a fact once per session and node; mem0's update step finds the fact
+already there.) An error of the backend stops only its file (reported, its mark before
+the failing turn); the other files go on.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from memory.turn.agent import Agent, AgentConfig
 from memory.types import Turn
 
 SETTLE = 600.0  # seconds without a write after which a session's last turn is taken
+MAX_CALLS = 100  # of one turn's tool calls fed to the backend (the newest)
+RESULT_TAIL = 4000  # characters of each call's result (its end)
 
 
 @dataclass
@@ -59,6 +66,8 @@ class Feeder:
     marks: Marks
     settle: float = SETTLE
     agents: dict[str, Agent] = field(default_factory=dict)  # engram session -> live agent
+    # engram session -> {the tool's turn number: its turn, recorded but not marked}
+    pending: dict[str, dict[int, Turn]] = field(default_factory=dict)
     stopping: Any = None  # an asyncio.Event: set, no further turn is begun (--watch, Ctrl-C)
 
     def tool_of(self, path: Path, tool: str | None) -> str:
@@ -115,9 +124,10 @@ class Feeder:
         for n in ready:
             if self.stopping is not None and self.stopping.is_set():
                 break
-            turn = self._turn(agent, session, n, path)
+            pending = self.pending.get(mark.session, {}).pop(n, None)
+            turn = pending or self._turn(agent, session, n, path)
             try:
-                await agent.commit(turn)
+                await agent.commit(turn, recorded=pending is not None)
             except Exception as exc:  # its mark stays before this turn: taken again next run
                 report.error = _failed(self.backend, f"turn {n + 1}: ", exc)
                 self._drop(mark.session)
@@ -150,8 +160,15 @@ class Feeder:
             live.transcript.close()
         transcript = sessions_dir(self.env.data_dir or Path(".")) / f"{mark.session}.jsonl"
         started = transcript.is_file() and transcript.stat().st_size > 0
-        # the turns the mark counts (a turn recorded before its commit failed is not one)
-        earlier = read_transcript(transcript).turns[:mark.turns] if started else []
+        # the turns the mark counts; a turn recorded after them is one whose memory update
+        # failed or was cut off (a crash before its mark moved): it is observed again when
+        # its turn comes, not recorded again (``pending``)
+        recorded = read_transcript(transcript).turns if started else []
+        earlier = recorded[:mark.turns]
+        self.pending[mark.session] = {
+            int(t.meta["ingested"]["turn"]): t for t in recorded[mark.turns:]
+            if isinstance(t.meta.get("ingested"), dict)
+            and t.meta["ingested"].get("file") == str(path.resolve())}
         env = BackendEnv(llm=self.llm, embedder=self.env.embedder, repo=self.env.repo,
                          data_dir=self.env.data_dir, session_id=mark.session,
                          repo_k=self.env.repo_k, options=dict(self.env.options))
@@ -171,12 +188,15 @@ class Feeder:
 
     def _turn(self, agent: Agent, session: Session, n: int, path: Path) -> Turn:
         now = time.time()
+        meta: dict[str, Any] = {"ingested": {"tool": session.tool, "session": session.id,
+                                             "turn": n, "file": str(path.resolve())}}
+        calls = tool_events(session, n)
+        if calls:
+            meta["tools"] = {"calls": calls, "steps": len(calls)}
         return Turn(index=len(agent.turns), user=redact(session.queries[n]),
                     assistant=redact(session.answer(n)), backend=self.backend,
                     model=f"{session.tool} {session.version}".strip(), started=now,
-                    finished=now,
-                    meta={"ingested": {"tool": session.tool, "session": session.id,
-                                       "turn": n, "file": str(path.resolve())}})
+                    finished=now, meta=meta)
 
     def _drop(self, session: str) -> None:
         """Forget a live agent whose commit failed (rebuilt from the transcript next time)."""
@@ -189,6 +209,20 @@ class Feeder:
             if agent.transcript is not None:
                 agent.transcript.close()
         self.agents.clear()
+
+
+def tool_events(session: Session, n: int) -> list[dict[str, Any]]:
+    """The tool calls of the tool's turn ``n`` as engram's own turns record theirs
+    (``turn.meta["tools"]["calls"]``: function, args, ok, result), which the backends that
+    read calls take as they take engram's: ``cards`` makes test outcomes of a shell call's
+    output (Claude Code's Bash, Codex's shell: any call with a ``command``), ``mask`` and
+    ``compact`` mask or summarise past outputs. The newest ``MAX_CALLS`` of a turn are kept,
+    each result's last ``RESULT_TAIL`` characters (a test runner's summary is at its end),
+    so a long agentic turn stays one transcript line of bounded size."""
+    calls = [c for c in session.calls if c.query == n][-MAX_CALLS:]
+    return [{"function": c.tool,
+             "args": c.input if isinstance(c.input, dict) else {"input": c.input},
+             "ok": c.ok, "result": (c.result or "")[-RESULT_TAIL:]} for c in calls]
 
 
 def _failed(backend: str, where: str, exc: Exception) -> str:

@@ -8,12 +8,15 @@ index, no session. Freshness is read against the working tree at each call
 session with shared memory, opened by ``memory.session`` (the one place a session is
 assembled), so it is placed on code and revises what it contradicts exactly as a
 statement in a chat does; ``forget`` and ``pin`` change the kept row, which every session
-reads at its next turn. Bad input is a ``KeeperError`` with the reason.
+reads at its next turn. ``mem0`` and ``mem0r`` are served from their repository store
+(``memory.recall.keeper_store``): no anchors, no pins, ``remember`` adds the text as given. Bad
+input is a ``KeeperError`` with the reason.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -27,12 +30,42 @@ from memory.backends.cards.kept import Kept, KeptStore, KeptStoreError
 from memory.backends.cards.stale import Anchor, StalenessWatch
 from memory.home import repo_home
 from memory.index.embed import MINILM, LazyEmbedder, cosine
+from memory.recall.keeper_store import STORE_BACKENDS, MemoryRows
 
-BACKENDS = ("cards",)  # the backends whose memory outlives a session and is kept per repository
+# the backends whose memory outlives a session and is kept per repository: ``cards``' kept
+# facts, and mem0's / mem0r's store under the repository scope (``memory.recall.keeper_store``);
+# the others rebuild their memory from one session's turns, so there is none to serve
+BACKENDS = ("cards", *STORE_BACKENDS)
 MAX_TEXT = 4000  # characters of one memory
 MAX_QUERY = 2000
 MAX_LIMIT = 50
-BRIEF_TOKENS = 800  # what ``engram recall --brief`` prints at most (about 4 characters a token)
+LEXICAL_WEIGHT = 0.3  # a query word (over 3 letters) found in a memory adds this share
+
+
+class Haystack:
+    """The lower-cased texts of the memories, joined into one string so that a query's
+    words are found in all of them by one scan each (a Python loop over 1,000 memories
+    per recall took most of its time)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.size = len(texts)
+        parts = [t.lower().replace("\n", " ") for t in texts]
+        self.text = "\n".join(parts)
+        self.starts = np.cumsum([0] + [len(p) + 1 for p in parts[:-1]]) if parts else \
+            np.zeros(0, dtype=np.int64)
+
+    def share(self, query: str) -> np.ndarray:
+        """For each memory, the share of the query's words (over 3 letters) it contains."""
+        words = {w.lower() for w in query.split() if len(w) > 3}
+        out = np.zeros(self.size, dtype=np.float32)
+        if not words or not self.size:
+            return out
+        for word in words:
+            ends = [m.start() for m in re.finditer(re.escape(word), self.text)]
+            if ends:
+                rows = np.unique(np.searchsorted(self.starts, ends, side="right") - 1)
+                out[rows] += 1.0
+        return out / len(words)
 
 
 class KeeperError(ValueError):
@@ -86,18 +119,21 @@ class Keeper:
     def __init__(self, repo: Path, data_dir: Path | None = None, backend: str = "cards",
                  embed_model: str = MINILM) -> None:
         if backend not in BACKENDS:
-            raise KeeperError(f"backend {backend!r} keeps no memory across sessions; the "
-                              f"memory server serves {', '.join(BACKENDS)}")
+            raise KeeperError(f"backend {str(backend)[:80]!r} keeps no memory across "
+                              "sessions (it rebuilds its memory from one session's turns): "
+                              f"serve {', '.join(BACKENDS)}")
         self.root = _git.toplevel(Path(repo).expanduser())
         self.data_dir = data_dir
         self.backend = backend
         self.home = repo_home(self.root, data_dir)
         self.embedder = LazyEmbedder(embed_model)
-        self.store = KeptStore(self.home, self.embedder.dim)
+        self.store: KeptStore | MemoryRows = KeptStore(self.home, self.embedder.dim) \
+            if backend == "cards" else MemoryRows(self.home, backend, self.embedder.dim)
         self.watch = StalenessWatch(self.root)
         self.rows: dict[str, Kept] = {}
         self._ids: list[str] = []
         self._matrix = np.zeros((0, self.embedder.dim), dtype=np.float32)
+        self._words = Haystack([])
         self._loaded = False
         self._session: Any = None
         self._session_error: Exception | None = None
@@ -123,6 +159,8 @@ class Keeper:
         self._ids = [r.id for r in rows if r.current and r.id in vectors]
         self._matrix = np.stack([vectors[i] for i in self._ids]).astype(np.float32) \
             if self._ids else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        self._words = Haystack([f"{self.rows[i].text} {self.rows[i].subject}"
+                                for i in self._ids])
         self._loaded = True
 
     def warm(self) -> None:
@@ -168,20 +206,17 @@ class Keeper:
         self.refresh()
         pinned = [r for r in self.rows.values() if r.pinned and r.current]
         found: list[tuple[Kept, float]] = []
-        if self._ids:
+        wanted = max(0, int(limit) - len(pinned))
+        if self._ids and wanted:
             vector = self.embedder.embed([query])[0]
-            sims = cosine(np.asarray(vector, dtype=np.float32), self._matrix)
-            words = {w.lower() for w in query.split() if len(w) > 3}
-            scores = []
-            for i, kid in enumerate(self._ids):
-                row = self.rows[kid]
-                text = f"{row.text} {row.subject}".lower()
-                lexical = sum(w in text for w in words) / len(words) if words else 0.0
-                scores.append(float(sims[i]) + 0.3 * lexical)
-            order = np.argsort(-np.asarray(scores))
+            scores = cosine(np.asarray(vector, dtype=np.float32), self._matrix)
+            scores = scores + LEXICAL_WEIGHT * self._words.share(query)
             have = {r.id for r in pinned}
-            found = [(self.rows[self._ids[i]], scores[i]) for i in order
-                     if self._ids[i] not in have][:max(0, int(limit) - len(pinned))]
+            take = min(len(scores), wanted + len(have))
+            best = np.argpartition(-scores, take - 1)[:take]
+            for i in best[np.argsort(-scores[best], kind="stable")]:
+                if self._ids[i] not in have and len(found) < wanted:
+                    found.append((self.rows[self._ids[i]], float(scores[i])))
         return [self._recalled(r, 1.0) for r in pinned] + \
             [self._recalled(r, s) for r, s in found]
 
@@ -216,7 +251,8 @@ class Keeper:
         out: dict[str, Any] = {
             "memory": self._recalled(row).as_dict(), "state": state,
             "source": {"chat": "a statement in an engram session",
-                       "mcp": "remembered through the MCP server"}.get(row.source, row.source),
+                       "mcp": "remembered through the MCP server"}.get(
+                           row.source, f"{self.backend}'s memory store ({row.source})"),
             "session": row.session, "turn": row.turn,
             "kept_at_commit": row.anchor_head,
             "superseded_by": {"id": newer.id, "text": newer.text} if newer else None,
@@ -225,6 +261,11 @@ class Keeper:
         said = self._said(row)
         if said:
             out["said"] = said
+        if isinstance(self.store, MemoryRows):  # mem0: what extraction and updates did
+            try:
+                out["history"] = self.store.history(row.id)
+            except KeptStoreError as exc:
+                raise KeeperError(str(exc)) from exc
         return out
 
     def _said(self, row: Kept) -> str:
@@ -255,41 +296,6 @@ class Keeper:
             text += "\n\nNot read: " + "; ".join(f"{f} ({why})" for f, why in problems.items())
         return text.strip(), [i.file for i in found]
 
-    def brief(self, query: str, tokens: int = BRIEF_TOKENS, limit: int = 5) -> str:
-        """What a per-prompt hook adds to a prompt ('' when nothing): the project
-        instructions that apply to the code the chosen memories cite, then the pinned
-        memories and the few most relevant fresh ones, within about ``tokens`` tokens.
-        Instructions too long for the budget are named, never cut."""
-        recalled = self.recall(query, min(MAX_LIMIT, limit + len(self.pinned())))
-        chosen = [m for m in recalled if m.pinned or (
-            m.freshness not in ("changed", "gone") and m.score >= 0.25)]
-        text, files = self.instructions(
-            [loc for m in chosen for loc in m.locations])
-        blocks: list[str] = []
-        used = 0
-        if text:
-            cost = len(text) // 4 + 1
-            if cost <= tokens // 2:
-                blocks.append(text)
-                used += cost
-            else:
-                note = (f"(project instructions {', '.join(files)}: about {cost} tokens, over "
-                        "this brief's budget; they apply here: read them)")
-                blocks.append(note)
-                used += len(note) // 4 + 1
-        lines: list[str] = []
-        for memory in chosen:
-            line = memory.line()
-            cost = len(line) // 4 + 1
-            if used + cost > tokens:
-                break
-            lines.append(line)
-            used += cost
-        if lines:
-            blocks.append("engram's memory of this repository (kept facts and decisions):\n"
-                          + "\n".join(lines))
-        return "\n\n".join(blocks)
-
     # -- writing -------------------------------------------------------------------------
     def start(self, opener: Callable[[], Any] | None = None) -> None:
         """Open the writing session in a thread of its own (the index refresh it does can
@@ -312,9 +318,10 @@ class Keeper:
     def _open_session(self) -> Any:
         from memory.session import SessionOptions, open_session
 
+        said = (("cards_facts", "said"),) if self.backend == "cards" else ()
         return open_session(SessionOptions(
             repo=self.root, backend=self.backend, data_dir=self.data_dir, record=False,
-            shared_memory=True, backend_options=(("cards_facts", "said"),)))
+            shared_memory=True, backend_options=said))
 
     async def _backend(self) -> Any:
         self.start()
@@ -331,6 +338,8 @@ class Keeper:
             raise KeeperError("`about` is a location (path, path::qualname or a name), "
                               f"not {len(about)} characters")
         backend = await self._backend()
+        if isinstance(self.store, MemoryRows):
+            return await self._remember_in_store(backend, text, about)
         try:
             node = await backend.note(text, about)
         except ValueError as exc:
@@ -343,6 +352,23 @@ class Keeper:
             Recalled(kid, text, node.subject, list(node.locations), False, "unanchored", "",
                      "mcp", "", -1)
 
+    async def _remember_in_store(self, backend: Any, text: str, about: str) -> Recalled:
+        """mem0/mem0r: the fact ADDed to the repository store as it is (the calling model
+        did the extraction; no model call here), on the code ``about`` names."""
+        from memory.backends.cards.shared import located
+
+        try:
+            where = [located(backend.env.repo, about)] if about else []
+            vector = (await asyncio.to_thread(self.embedder.embed, [text]))[0]
+            turn = max((m.updated for m in backend.memories.live()), default=0)
+            memory, _ = backend.memories.add(text, where, vector, turn)
+        except ValueError as exc:
+            raise KeeperError(str(exc)) from exc
+        self.refresh()
+        row = self.rows.get(memory.id)
+        return self._recalled(row) if row is not None else \
+            Recalled(memory.id, text, "", where, False, "unanchored", "", "mcp", "", turn)
+
     def forget(self, memory_id: str) -> Recalled:
         row = self.get(memory_id)
         if row.forgotten:
@@ -351,6 +377,9 @@ class Keeper:
         return self._recalled(row)
 
     def pin(self, memory_id: str, pinned: bool = True) -> Recalled:
+        if isinstance(self.store, MemoryRows):
+            raise KeeperError(f"{self.backend} keeps no pins (its memories are ranked by "
+                              "relevance only); serve cards to pin memories")
         row = self.get(memory_id)
         if not row.current:
             raise KeeperError(f"memory {row.id} is not current (see `explain`): "

@@ -3,8 +3,12 @@
 One JSON object per line; ``type`` user / assistant / summary / system /
 file-history-snapshot / queue-operation / progress; ``message.content`` a string or a
 list of blocks (text, tool_use, tool_result, thinking, image); ``isMeta`` and
-``isSidechain`` (sub-agent) records are not the developer's turns; ``cwd`` names the
-project. An assistant message whose ``stop_reason`` is ``end_turn`` ends the turn.
+``isSidechain`` (sub-agent) records are not the developer's turns, nor are a compaction's
+summary (``isCompactSummary``) and the note of an interruption ("[Request interrupted by
+user...]"); ``cwd`` names the project. An assistant message of the developer's (not a
+sub-agent's) whose ``stop_reason`` is ``end_turn`` ends the turn; ``tool_use`` does not
+(the tool's result and more of the answer follow). Without an ``end_turn`` (a reply cut
+off), the turn closes when the next one begins or the file settles (``memory.ingest``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from memory.sessions.common import Session, json_rows, text_blocks
 
 CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot",
                 "queue-operation", "progress"}
+INTERRUPTED = "[Request interrupted by user"  # Claude Code's note when Esc stops a reply
 COMMAND = re.compile(r"^\s*<(command-name|command-message|local-command-stdout|"
                      r"local-command-stderr)>")
 
@@ -64,8 +69,9 @@ def read_claude(path: Path, complete_only: bool = False) -> Session:
         text = text_blocks(content, ("text",)).strip()
         if not text:
             continue  # a tool result only
-        if row.get("isMeta") or row.get("isSidechain") or COMMAND.match(text):
-            session.note(text)
+        if row.get("isMeta") or row.get("isSidechain") or row.get("isCompactSummary") \
+                or COMMAND.match(text) or text.startswith(INTERRUPTED):
+            session.note(text)  # not a question: the turn it interrupts goes on
         else:
             session.ask(text)
     return session

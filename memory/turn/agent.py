@@ -241,14 +241,18 @@ class Agent:
         reserve = max(self.config.max_answer_tokens, STEP_TOKENS) + MARGIN
         return max(0, self.llm.context_window() - reserve)
 
-    async def commit(self, turn: Turn, observers: list[Backend] | None = None) -> None:
+    async def commit(self, turn: Turn, observers: list[Backend] | None = None, *,
+                     recorded: bool = False) -> None:
         """Record ``turn`` first (a crash during the memory update never loses it), then let
         the backends (default: the current one) observe it. The turn's meta counts the
         structured calls of its answer when recorded; after the update it also counts the
         update's calls, retries, lenient parses, failures and skips (``structured``), which
-        the transcript holds as the memory records that follow the turn."""
+        the transcript holds as the memory records that follow the turn. ``recorded``: the
+        transcript holds the turn already (an ingest taking up a turn whose memory update
+        failed or was cut off): it is observed, not written again."""
         self.turns.append(turn)
-        self.record(turn.to_record())
+        if not recorded:
+            self.record(turn.to_record())
         calls_before = self.llm.stats.as_dict()
         issues_before = len(self.memory_issues)
         try:

@@ -18,7 +18,15 @@ early: a test that passes ran it, so its copy fails for any code that passes the
 original. Numbers move by 1 to 9, strings gain a letter, booleans flip. Where no test
 has one: the negation of a top-level ``assert X``; where none has that either, a
 constant ``assert a == b`` in a file of its own (code can tell that one by its text).
-Stdlib only; ``below`` draws from ``os.urandom``. Never imports the tested code.
+
+The twin only shows a forgery when its original is not failed honestly: wrong code may
+compute the twin's value (``double`` as ``x * 3`` gives 6, the twin of ``== 4`` may
+expect 6), and fails ``assert X`` exactly when it passes ``assert not (X)``. So each
+check comes with its re-check, the same test with the same literal moved once more (to
+a third value), or, where there is none (a boolean, a negated test), put back: code
+whose original failed honestly fails it too, the runner's tie-breaker (see
+``_runner.py``). Stdlib only; ``below`` draws from ``os.urandom``. Never imports the
+tested code.
 """
 
 import ast
@@ -104,8 +112,19 @@ def _segment(source, node):
             _offset(lines, node.end_lineno, node.end_col_offset))
 
 
-def _changed(text, value):
-    """The source of a literal like ``text`` whose value differs from ``value``, or None."""
+def _changed(text, value, taken=None):
+    """The source of a literal like ``text`` whose value differs from ``value`` (and from
+    ``taken``'s, the source of a first change), or None."""
+    for _ in range(32):  # a few draws: a third value differing from two
+        new = _draw(text, value)
+        if new is None or taken is None:
+            return new
+        if ast.literal_eval(new) != ast.literal_eval(taken):
+            return new
+    return None
+
+
+def _draw(text, value):
     if isinstance(value, bool):
         new = "False" if value else "True"
     elif isinstance(value, int):
@@ -130,23 +149,26 @@ def _changed(text, value):
 
 def _mutation(source, literals, bare):
     """``source`` with one of ``literals`` changed (at random), else one of ``bare``'s
-    tests negated: (new source, kind), or None."""
+    tests negated: (new source, kind, the re-check's source: the same literal moved to a
+    third value, else ``source`` itself), or None."""
     order = sorted(literals, key=lambda n: (isinstance(n.value, bool), below(1 << 30)))
     for node in order:
         start, end = _segment(source, node)
         new = _changed(source[start:end], node.value)
         if new is not None:
-            return source[:start] + new + source[end:], "literal"
+            again = _changed(source[start:end], node.value, new) or source[start:end]
+            return (source[:start] + new + source[end:], "literal",
+                    source[:start] + again + source[end:])
     if bare:
         test = bare[below(len(bare))].test
         start, end = _segment(source, test)
-        return f"{source[:start]}not ({source[start:end]}){source[end:]}", "negated"
+        return f"{source[:start]}not ({source[start:end]}){source[end:]}", "negated", source
     return None
 
 
 def assert_check(tests):
-    """(index of the group copied, the check's text, kind) for an asserts run; the index
-    is None for the constant check."""
+    """(index of the group copied, the check's text, kind, the re-check's text) for an
+    asserts run; the index (and the re-check) is None for the constant check."""
     found = []
     for index, group in enumerate(tests):
         try:
@@ -159,9 +181,9 @@ def assert_check(tests):
     for _, _, index, literals, bare in sorted(found, reverse=True):
         made = _mutation(tests[index], literals, bare)
         if made is not None:
-            return index, made[0], made[1]
+            return index, made[0], made[1], made[2]
     a = 2 + below(10**6)
-    return None, f"assert {a} == {a + 1 + below(10**6)}", "constant"
+    return None, f"assert {a} == {a + 1 + below(10**6)}", "constant", None
 
 
 # -- pytest ----------------------------------------------------------------------------
@@ -231,12 +253,28 @@ def inside(root, path):
     return Path(path).resolve().is_relative_to(Path(root).resolve())
 
 
+def _beside(place, text, original, copy):
+    """The test file with the original test (renamed ``original``) and its twin from
+    ``text``, the file with one literal changed (renamed ``copy``), side by side in the
+    order drawn for the run."""
+    lines, start, at, end, name, gap, mine_first = place
+    changed = text.splitlines(keepends=True)
+    mine = [*lines[start:at], _renamed(lines[at], name, original), *lines[at + 1:end]]
+    twin = [*changed[start:at], _renamed(changed[at], name, copy), *changed[at + 1:end]]
+    for block in (mine, twin):
+        if block and not block[-1].endswith("\n"):
+            block[-1] += "\n"
+    pair = [*mine, *gap, *twin] if mine_first else [*twin, *gap, *mine]
+    return "".join([*lines[:start], *pair, *lines[end:]])
+
+
 def pytest_check(targets, root):
     """The check for a pytest run over ``targets`` (node ids under ``root``): a dict with
-    the test file to write (``file``, ``source``), the original test's node id
-    (``name``), its new one (``original``) and the copy's (``check``), the parameter id
-    of the target it came from (``suffix``), which target (``target``) and ``kind``;
-    None when no target's tests have an assert to change."""
+    the test file to write (``file``, ``source``; ``recheck``, the same with the re-check
+    as the twin), the original test's node id (``name``), its new one (``original``) and
+    the copy's (``check``), the parameter id of the target it came from (``suffix``),
+    which target (``target``) and ``kind``; None when no target's tests have an assert to
+    change."""
     found = []
     for index, target in enumerate(targets):
         rel, *parts = target.split("::")
@@ -263,22 +301,16 @@ def pytest_check(targets, root):
         made = _mutation(source, literals, bare)
         if made is None:
             continue
-        mutated, kind = made
-        lines, changed = source.splitlines(keepends=True), mutated.splitlines(keepends=True)
+        mutated, kind, again = made
+        lines = source.splitlines(keepends=True)
         start = min([func.lineno, *(d.lineno for d in func.decorator_list)]) - 1
-        end, at = func.end_lineno, func.lineno - 1
         first, second = _two_words(func.name, _names(tree))
         original, copy = f"{func.name}_{first}", f"{func.name}_{second}"
-        mine = [*lines[start:at], _renamed(lines[at], func.name, original), *lines[at + 1:end]]
-        twin = [*changed[start:at], _renamed(changed[at], func.name, copy),
-                *changed[at + 1:end]]
-        for block in (mine, twin):
-            if block and not block[-1].endswith("\n"):
-                block[-1] += "\n"
         gap = ["\n"] * max(1, len(lines[:start]) - len(_rstrip_blank(lines[:start])))
-        pair = [*mine, *gap, *twin] if below(2) else [*twin, *gap, *mine]
+        place = (lines, start, func.lineno - 1, func.end_lineno, func.name, gap, below(2))
         prefix = "::".join([rel, *classes])
-        return {"file": rel, "source": "".join([*lines[:start], *pair, *lines[end:]]),
+        return {"file": rel, "source": _beside(place, mutated, original, copy),
+                "recheck": _beside(place, again, original, copy),
                 "name": f"{prefix}::{func.name}", "original": f"{prefix}::{original}",
                 "check": f"{prefix}::{copy}", "suffix": suffix, "target": index,
                 "kind": kind}

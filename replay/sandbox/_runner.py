@@ -15,9 +15,14 @@ What a child must show for its test to pass:
   literal changed, run in a child of its own at a random place before the group it
   copies; pytest, a copy of one of the targets' tests beside it in its file, renamed
   alike, run in a process of its own shaped like its original's). It fails for any code
-  that passes the real one; a child that passes it forged its report (rebound builtins,
-  patched pytest, a report written by the code itself, ...): then no test of the run
-  passes.
+  that passes the real one; a child that passes it while its original passes too forged
+  its report (rebound builtins, patched pytest, a report written by the code itself,
+  ...): then no test of the run passes. Wrong code may pass the check honestly where it
+  fails the original (its value may be the one the check expects): then the check is
+  run once more as its re-check, the same literal moved to a third value (or put back),
+  which such code fails too; passing it as well is forged. A child that reports a pass
+  for a test it did not run (the check's, or in the check's child the original's) forged
+  it.
 
 The runner makes itself non-dumpable first, so no child can read its memory (the
 tokens, which test is the check) or take its descriptors through ``/proc`` or ptrace.
@@ -144,22 +149,29 @@ def run_asserts(job, env, cwd):
     tests = list(job["tests"])
     path = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), *job.get("site", ())) if p)
     env = {**env, "PYTHONPATH": path}
-    copied, check_test, kind = check.assert_check(tests)
+    copied, check_test, kind, recheck = check.assert_check(tests)
     order = [*range(len(tests))]
     order.insert(check.below((len(tests) if copied is None else copied) + 1), None)
-    passed, forged, timed_out = [], False, False
-    for index in order:
+    passed, checked, timed_out = [], False, False
+
+    def one(test):
+        nonlocal timed_out
         token = _token()
-        test = check_test if index is None else tests[index]
         status, late, report = _child([sys.executable, "-S", HARNESS],
                                       f"{token}\n{job['code']}\n{test}", env, cwd,
                                       job["timeout"])
         timed_out |= late
-        ok = status == 0 and not late and report == (token + "\n").encode()
+        return status == 0 and not late and report == (token + "\n").encode()
+
+    for index in order:
+        ok = one(check_test if index is None else tests[index])
         if index is None:
-            forged = ok
+            checked = ok
         elif ok:
             passed.append(str(index))
+    forged = checked and (copied is None or str(copied) in passed)
+    if checked and not forged:  # its original failed: honestly only if the re-check fails
+        forged = one(recheck)
     return {"passed": [] if forged else passed, "failed": [], "forged": forged,
             "timed_out": timed_out, "check": kind}
 
@@ -205,28 +217,58 @@ def run_pytest(job, env, cwd):
                 handle.write(pristine)
 
 
+def _pytest_child(job, env, cwd, nodes):
+    """One pytest process over ``nodes``: (its report lines, whether it ended well, timed
+    out)."""
+    token = _token()
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            "-p", "engram_verdict", "--maxfail=0", "--rootdir", cwd, *nodes]
+    status, late, report = _child(argv, token, env, cwd, job["timeout"])
+    lines = _lines(report, token)
+    return lines, status in (0, 1) and not late and any(k == "done" for k, _ in lines), late
+
+
+def _check_nodes(targets, plan):
+    return [plan["check"]] if plan["target"] is None else \
+        check.argv(targets[plan["target"]], plan, True)
+
+
 def _pytest_children(job, env, cwd, targets, plan):
+    """Each target's child and the check's; then, when the check passed where its original
+    failed, the re-check's (``engram_check``): forged when the check passed and its
+    original did too (in the same parameter), or the re-check passed as well; and when a
+    child reports a pass for a test it did not run (the check, outside the check's child;
+    the original, in it)."""
     order = [*range(len(targets))]
     order.insert(check.below(len(targets) + 1), None)
     passed, failed, forged, timed_out = set(), set(), False, False
+    original, checks, originals = plan["original"], set(), set()
+
+    def param(test, node):
+        return node[len(test):] if test is not None and check.is_test(test, node) else None
+
     for index in order:
-        token = _token()
         if index is None:
-            nodes = [plan["check"]] if plan["target"] is None else \
-                check.argv(targets[plan["target"]], plan, True)
+            nodes = _check_nodes(targets, plan)
         else:
             nodes = [targets[index]] if plan["name"] is None else \
                 check.argv(targets[index], plan, False)
-        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                "-p", "engram_verdict", "--maxfail=0", "--rootdir", cwd, *nodes]
-        status, late, report = _child(argv, token, env, cwd, job["timeout"])
+        lines, good, late = _pytest_child(job, env, cwd, nodes)
         timed_out |= late
-        lines = _lines(report, token)
-        good = status in (0, 1) and not late and any(kind == "done" for kind, _ in lines)
         ran = False
         for kind, node in lines:
-            if check.is_test(plan["check"], node):
-                forged |= kind == "pass"
+            twin, mine = param(plan["check"], node), param(original, node)
+            if kind == "pass" and twin is not None:
+                if index is None:
+                    checks.add(twin)
+                else:  # a pass for the check, from a child that did not run it
+                    forged = True
+            elif kind == "pass" and mine is not None:
+                if index is None:  # and for the original, from the check's child
+                    forged = True
+                else:
+                    originals.add(mine)
+            if twin is not None:
                 continue
             if index is None:
                 continue
@@ -242,10 +284,28 @@ def _pytest_children(job, env, cwd, targets, plan):
                 ran = True
         if index is not None and (not good or not ran):
             failed.add(targets[index])
+    forged |= bool(checks & originals) if original is not None else bool(checks)
+    doubt = checks - originals
+    if doubt and not forged and original is not None:
+        forged = _rechecked(job, env, cwd, targets, plan, doubt)
     if forged:
         passed, failed = set(), set(targets)
     return {"passed": sorted(passed), "failed": sorted(failed), "forged": forged,
             "timed_out": timed_out, "check": plan["kind"]}
+
+
+def _rechecked(job, env, cwd, targets, plan, doubt):
+    """Whether the re-check (the twin's literal moved once more, or put back) passes in a
+    parameter of ``doubt`` too, or the child reports its original passing: the check's
+    child run again with the re-check as the twin. Code whose original failed honestly
+    fails it, as it cannot equal two values (nor pass a test it failed)."""
+    with open(os.path.join(cwd, plan["file"]), "w", encoding="utf-8") as handle:
+        handle.write(plan["recheck"])
+    lines, _, _ = _pytest_child(job, env, cwd, _check_nodes(targets, plan))
+    return any(kind == "pass" and (
+        check.is_test(plan["original"], node)
+        or (check.is_test(plan["check"], node) and node[len(plan["check"]):] in doubt))
+        for kind, node in lines)
 
 
 def main():

@@ -20,8 +20,11 @@ child's test passes only if it writes back the one-time token it was handed befo
 tested code ran, after the test, and exits normally; and no test of a run passes if the
 run's check test passes: a real test of the run with one expected value changed
 (``_check.py``: an assert group, or a copy of a target's test beside it, renamed alike),
-which fails for any code that passes the original, so passing it means the reports
-were forged.
+which fails for any code that passes the original, so passing it as well as the
+original means the reports were forged. Wrong code may pass it honestly (its wrong value
+may be the one the check expects, or it fails ``assert X`` and so passes the negated
+check): where the original failed, a re-check (the literal moved to a third value, or
+put back) decides, which such code fails too.
 
 What this rules out: exiting early with any status (``os._exit(0)``, ``sys.exit(0)``),
 crashing, hanging; writing pass lines to every descriptor; calling, finding (``gc``)
@@ -39,9 +42,10 @@ fallback checks, when no test has a top-level ``assert X == literal``: ``assert 
 else the constant ``assert a == b`` in a file of its own, which code can tell by its
 text. One that forges without telling them apart escapes only by missing the check:
 forging m of a run's n + 1 children (assert groups or pytest processes, the check's
-among them), with probability (n + 1 - m) / (n + 1). In the weak sandbox run as root,
-a child may read the runner's memory (root may trace any process), and with it which
-test is the check. Defaults follow DevEval's harness: 60 s per test, a 5 GB memory cap.
+among them; the re-check, shaped like the check, is forged alike), with probability
+(n + 1 - m) / (n + 1). In the weak sandbox run as root, a child may read the runner's
+memory (root may trace any process), and with it which test is the check. Defaults
+follow DevEval's harness: 60 s per test, a 5 GB memory cap.
 """
 
 from __future__ import annotations
@@ -319,7 +323,7 @@ class Sandbox:
         saved = _Saved(targets, self.work)
         try:
             result, found = self._verdicts({"mode": "pytest", "targets": list(targets)},
-                                           len(targets) + 1)
+                                           len(targets) + 2)  # the check, the re-check
         finally:  # whatever the runner did, or could not undo when killed at the timeout
             saved.restore()
         if found is None:
@@ -335,7 +339,7 @@ class Sandbox:
         path = self.write("solution.py", code)
         result, found = self._verdicts({"mode": "asserts", "code": str(path),
                                         "tests": list(tests), "site": _site_packages()},
-                                       len(tests) + 1)
+                                       len(tests) + 2)
         if found is None:
             return _with(result, passed=set(), failed=set(), expected=None)
         return _with(result, passed={str(i) for i in found["passed"]}, failed=set(),

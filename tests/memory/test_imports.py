@@ -106,7 +106,7 @@ def test_an_answer_with_the_embedded_model_needs_no_torch(tmp_path, repo):
                                      "litellm"))
 
 
-def test_an_index_build_does_not_import_the_lance_rest_client(tmp_path, repo):
+def test_an_index_build_imports_neither_the_lance_rest_client_nor_a_session(tmp_path, repo):
     """LanceDB's namespace REST client (pydantic validators for every API method, most of
     `import lancedb`'s time) is never entered by building and searching an index."""
     code = ("import json, sys\n"
@@ -122,3 +122,6 @@ def test_an_index_build_does_not_import_the_lance_rest_client(tmp_path, repo):
     modules = set(json.loads(out.read_text()))
     assert "lancedb" in modules
     assert not {m for m in modules if m.startswith("lance_namespace_urllib3_client.api")}
+    # nor the parts of a session (backends, LLM client, agent): `engram index` opens the
+    # index alone (memory.index.repo.open_index)
+    assert not {"memory.session", "memory.backends", "memory.turn.agent"} & modules

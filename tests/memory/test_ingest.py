@@ -321,6 +321,52 @@ async def test_a_backend_failing_on_a_turn_stops_only_its_file(repo, tmp_path, s
     again = await ingest(feeder, files)
     feeder.close()
     assert [r.turns for r in again] == [2, 0] and not any(r.error for r in again)
+    transcript = data_sessions(feeder, first[0].session)
+    assert [t.meta["ingested"]["turn"] for t in transcript.turns] == [0, 1, 2, 3]
+
+
+def data_sessions(feeder: Feeder, session: str):
+    from memory.transcript import read_transcript
+
+    return read_transcript(feeder.env.data_dir / "sessions" / f"{session}.jsonl")
+
+
+@pytest.mark.parametrize("backend", ["cards", "rag"])
+async def test_a_crash_between_a_turns_memory_and_its_mark_repeats_and_loses_nothing(
+        backend, repo, tmp_path, script, monkeypatch):
+    """The process dying after a turn was committed (recorded, observed) and before its
+    mark moved: the next run takes that turn up from the transcript (observed, not recorded
+    again) and the memories are those of a run that never stopped."""
+    source = _fixture("claude-code.jsonl", repo, tmp_path / "s" / "claude.jsonl")
+    clean = tmp_path / "clean"
+    feeder = _feeder(repo, clean, backend)
+    await ingest(feeder, [source])
+    feeder.close()
+    put = Marks.put
+
+    class Killed(BaseException):  # not an Exception: nothing in the feeder catches it
+        pass
+
+    def dies_on_turn_three(self, mark):
+        if mark.turns == 3:
+            raise Killed
+        put(self, mark)
+
+    data = tmp_path / "data"
+    monkeypatch.setattr(Marks, "put", dies_on_turn_three)
+    feeder = _feeder(repo, data, backend)
+    with pytest.raises(Killed):
+        await ingest(feeder, [source])
+    feeder.close()
+    monkeypatch.setattr(Marks, "put", put)
+    feeder = _feeder(repo, data, backend)
+    again = await ingest(feeder, [source])
+    feeder.close()
+    assert [r.turns for r in again] == [2] and not again[0].error
+    turns = data_sessions(feeder, again[0].session).turns
+    assert [t.meta["ingested"]["turn"] for t in turns] == [0, 1, 2, 3]
+    assert list((await _memories(repo, data, backend)).values()) == \
+        list((await _memories(repo, clean, backend)).values())
 
 
 def test_a_sessions_first_lines_are_read_once_for_its_tool_and_its_folder(tmp_path):
@@ -334,3 +380,81 @@ def test_a_sessions_first_lines_are_read_once_for_its_tool_and_its_folder(tmp_pa
     assert len(rows) == 1 and rows[0]["type"] == "session_meta"  # bad lines passed over
     assert sniff(path) == "codex" and _cwd(path) == str(tmp_path)
     assert head_rows(tmp_path / "gone.jsonl", 3) is None and _cwd(tmp_path / "gone.jsonl") == ""
+
+
+def _claude_lines(repo: Path, *rows: tuple[str, object, str | None, bool]) -> str:
+    """A Claude Code session: (type, content, stop_reason, isSidechain) per line."""
+    import json
+
+    out = []
+    for n, (kind, content, stop, side) in enumerate(rows):
+        row = {"type": kind, "isSidechain": side, "cwd": str(repo), "sessionId": "s-tools",
+               "version": "2.0.14", "uuid": f"x{n}"}
+        row["message"] = {"role": kind, "content": content} if kind == "user" else \
+            {"role": "assistant", "type": "message", "content": content, "stop_reason": stop}
+        out.append(json.dumps(row))
+    return "\n".join(out) + "\n"
+
+
+PYTEST_FAILED = "\n".join([
+    "=" * 35 + " FAILURES " + "=" * 35,
+    "_" * 33 + " test_clean " + "_" * 33,
+    "E       ValueError: the name is empty",
+    "tests/test_forms.py:4: ValueError",
+    "=" * 27 + " short test summary info " + "=" * 28,
+    "FAILED tests/test_forms.py::test_clean - ValueError: the name is empty",
+    "=" * 25 + " 1 failed, 2 passed in 0.12s " + "=" * 26, ""])
+
+
+async def test_a_foreign_sessions_tool_calls_are_the_turns_tool_events(repo, tmp_path, script):
+    """Claude Code's Bash call and its output reach the backend as engram's own calls do:
+    ``cards`` keeps the failing test the run showed."""
+    source = tmp_path / "s" / "tools.jsonl"
+    source.parent.mkdir()
+    source.write_text(_claude_lines(
+        repo,
+        ("user", "Run the form tests.", None, False),
+        ("assistant", [{"type": "tool_use", "id": "t1", "name": "Bash",
+                        "input": {"command": "pytest -q tests/test_forms.py"}}],
+         "tool_use", False),
+        ("user", [{"type": "tool_result", "tool_use_id": "t1", "content": PYTEST_FAILED,
+                   "is_error": True}], None, False),
+        ("assistant", [{"type": "text", "text": "test_clean fails: the name is empty."}],
+         "end_turn", False)))
+    data = tmp_path / "data"
+    feeder = _feeder(repo, data)
+    done = await ingest(feeder, [source])
+    feeder.close()
+    assert done[0].turns == 1 and not done[0].error
+    turn = data_sessions(feeder, done[0].session).turns[0]
+    call = turn.meta["tools"]["calls"][0]
+    assert call["function"] == "Bash"
+    assert call["args"] == {"command": "pytest -q tests/test_forms.py"}
+    assert call["result"] == PYTEST_FAILED
+    texts = " ".join(next(iter((await _memories(repo, data, "cards")).values())))
+    assert "test_clean" in texts, texts
+
+
+def test_claudes_end_turn_closes_a_turn_and_a_sub_agents_does_not(tmp_path):
+    """A turn is closed by the developer's assistant's ``end_turn`` (taken at once, no
+    settling), not by a sub-agent's (``isSidechain``) nor by a ``tool_use`` stop; an
+    interruption and a compaction summary are no question of the developer."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(_claude_lines(
+        tmp_path,
+        ("user", "Find the slow query.", None, False),
+        ("assistant", [{"type": "text", "text": "Looking."}], "end_turn", True),
+        ("assistant", [{"type": "tool_use", "id": "t", "name": "Grep", "input": {}}],
+         "tool_use", False)))
+    session = read_claude(path)
+    assert session.queries == ["Find the slow query."] and session.closed == [False]
+    with path.open("a") as fh:
+        fh.write(_claude_lines(
+            tmp_path,
+            ("user", [{"type": "text", "text": "[Request interrupted by user for tool use]"}],
+             None, False),
+            ("assistant", [{"type": "text", "text": "It is in app/db.py."}], "end_turn",
+             False)))
+    session = read_claude(path)
+    assert session.queries == ["Find the slow query."] and session.closed == [True]
+    assert session.answer(0) == "It is in app/db.py."

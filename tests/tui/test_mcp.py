@@ -33,11 +33,12 @@ def _env() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def served(repo: Path, data: Path):
+async def served(repo: Path, data: Path, backend: str = "cards"):
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "tui.cli", "mcp", str(repo), "--data-dir", str(data)],
+        command=sys.executable, args=["-m", "tui.cli", "mcp", str(repo), "--data-dir", str(data),
+                                      "--backend", backend],
         env=_env(), cwd=str(ROOT))
     with tempfile.TemporaryFile("w+") as errlog:  # the server's stderr (capsys has no fd)
         async with stdio_client(params, errlog=errlog) as (read, write), \
@@ -176,10 +177,63 @@ async def test_the_apps_store_and_the_servers_are_one(repo, tmp_path, script, mo
     assert "2 kept facts" in listing and said in listing and "[a.py::g]" in listing
 
 
-def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path):
+async def test_mem0s_repository_store_is_served_and_shared_with_the_app(repo, tmp_path,
+                                                                        script, monkeypatch):
+    """mem0 keeps memories per repository (shared memory): the server recalls one the app
+    made, the app's session reads one remembered through the server; mem0 has no pins."""
+    from memory.session import SessionOptions, open_session
+
+    data = tmp_path / "data"
+    app = open_session(SessionOptions(repo=repo, backend="mem0", model="scripted/t",
+                                      data_dir=data, shared_memory=True, record=False))
+    said = "g drops the falsy items; keep it that way."
+    vector = app.agent.backend.env.embedder.embed([said])[0]
+    app.agent.backend.memories.add(said, ["a.py::g"], vector, 0)
+    async with served(repo, data, "mem0") as session:
+        _, found = await call(session, "recall", query="what does g drop?", limit=3)
+        assert found[0]["text"] == said and found[0]["locations"] == ["a.py::g"], found
+        assert found[0]["freshness"] == "unanchored"
+        bad, kept = await call(session, "remember", text="f counts the items.",
+                               about="a.py::f")
+        assert not bad and kept["locations"] == ["a.py::f"], kept
+        _, listed = await call(session, "memories")
+        assert {m["text"] for m in listed} == {said, "f counts the items."}
+        _, explained = await call(session, "explain", id=kept["id"])
+        assert [e["op"] for e in explained["history"]] == ["ADD"], explained
+        for tool, arguments, reason in [
+            ("pin", {"id": kept["id"]}, "keeps no pins"),
+            ("remember", {"text": "f is fine", "about": "../../etc/passwd"}, "outside"),
+            ("forget", {"id": "0123456789ab"}, "no memory"),
+            ("recall", {"query": "f", "limit": "many"}, "whole number"),
+            ("recall", {"question": "f"}, "recall takes query, limit"),
+        ]:
+            bad, text = await call(session, tool, **arguments)
+            assert bad and reason in text, (tool, arguments, text)
+        bad, _ = await call(session, "forget", id=found[0]["id"])
+        assert not bad
+        _, listed = await call(session, "memories")
+        assert [m["text"] for m in listed] == ["f counts the items."]
+
+    again = open_session(SessionOptions(repo=repo, backend="mem0", model="scripted/t",
+                                        data_dir=data, shared_memory=True, record=False))
+    assert [m.text for m in again.agent.backend.memory_items()] == ["f counts the items."]
+
+
+def test_a_backend_without_kept_memory_is_refused_at_start(repo, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "mcp", str(repo), "--backend",
+                           "full", "--data-dir", str(tmp_path / "data")], input="",
+                          text=True, capture_output=True, env=_env(), cwd=str(ROOT),
+                          timeout=120)
+    assert done.returncode != 0 and "'full' keeps no memory across sessions" in done.stderr
+    assert "cards, mem0, mem0r" in done.stderr and not done.stdout
+
+
+def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path, script,
+                                                                monkeypatch):
     """The hook's process imports no model library, nor LanceDB while the readers'
     snapshot of the kept facts is current (the last write left it)."""
     data = tmp_path / "data"
+    monkeypatch.setenv("ENGRAM_MODEL", "scripted/t")  # the writing session's model
     from memory.recall.keeper import Keeper
 
     keeper = Keeper(repo, data)

@@ -23,7 +23,9 @@ def _serve_parser() -> argparse.ArgumentParser:
         "`engram mcp install claude|codex` prints or writes the registration.")
     p.add_argument("repo", nargs="?", default=".", help="the git repository (default: here)")
     p.add_argument("--data-dir", type=Path, default=None)
-    p.add_argument("--backend", default="cards", help="the memory backend served (cards)")
+    p.add_argument("--backend", default="cards",
+                   help="the memory backend served: cards (default), mem0 or mem0r (the "
+                        "backends whose memory is kept per repository)")
     return p
 
 
@@ -70,12 +72,11 @@ def main_mcp(argv: list[str]) -> int:
         print("\n".join(lines))
         return 0
     args = _serve_parser().parse_args(argv)
-    from memory.recall.keeper import KeeperError
-    from tui.mcp.server import serve
+    from tui.mcp.server import StartError, serve
 
     try:
-        return serve(_root(args.repo), args.data_dir, args.backend)
-    except KeeperError as exc:
+        return serve(args.repo, args.data_dir, args.backend)
+    except StartError as exc:
         raise CLIError(str(exc)) from exc
 
 
@@ -109,6 +110,7 @@ def _query_from_stdin() -> str:
 def main_recall(argv: list[str]) -> int:
     args = _recall_parser().parse_args(argv)
     query = _query_from_stdin() if args.query == "-" else args.query
+    from memory.recall.brief import brief
     from memory.recall.keeper import Keeper, KeeperError
 
     try:
@@ -116,7 +118,7 @@ def main_recall(argv: list[str]) -> int:
         if args.brief:
             if not query.strip():
                 return 0  # nothing asked: nothing to add to the prompt
-            text = keeper.brief(query[:2000], args.tokens, args.limit)
+            text = brief(keeper, query[:2000], args.tokens, args.limit)
             if text:
                 print(text)
             return 0

@@ -21,9 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory import _git
-from memory.acting.edits import is_engram_commit
-from memory.acting.edits.gitstate import GitFailed
-from memory.acting.edits.gitstate import text as git_text
 from memory.backends.cards.graph import ContextGraph, Node
 from memory.index.chunks import chunk_file
 
@@ -58,6 +55,11 @@ class StalenessWatch:
         """The symbol's code in the work tree now (in commit ``head`` when given), or None
         when it is gone."""
         path = location.partition("::")[0]
+        # the edit engine's git plumbing only for a commit's code (the package is large
+        # and a fresh memory, the usual verdict, needs only the work tree's bytes)
+        from memory.acting.edits.gitstate import GitFailed
+        from memory.acting.edits.gitstate import text as git_text
+
         try:
             data = (self.root / path).read_bytes() if not head else \
                 git_text(self.root, "show", f"{head}:{path}").encode("utf-8", "surrogateescape")
@@ -141,6 +143,10 @@ class StalenessWatch:
         if not head or head == anchor.head:
             return "the working tree"
         since = f"{anchor.head}..{head}" if anchor.head else head
+        from memory.acting.edits import is_engram_commit
+        from memory.acting.edits.gitstate import GitFailed
+        from memory.acting.edits.gitstate import text as git_text
+
         try:
             out = git_text(self.root, "log", "-1", "--format=%H%x00%B", since, "--", path)
         except GitFailed:

@@ -5,7 +5,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory.index.embed import MINILM_DIM, OnnxMiniLMEmbedder, VectorCache, cosine, top_k
+from memory.index.embed import (
+    MINILM_DIM,
+    ONNX_BATCH,
+    OnnxMiniLMEmbedder,
+    VectorCache,
+    cosine,
+    top_k,
+)
 
 
 def test_real_minilm_embeds_offline(embedder):
@@ -82,6 +89,18 @@ def test_a_text_gets_the_same_vector_alone_and_beside_longer_ones(embedder, monk
     # three batches: "x = 1"; the short line with its longer twin; the long summary
     twin = len(embedder._tokenizer.encode(others[2]).ids)
     assert sorted(s[1] for s in shapes) == [5, twin, embedder.max_seq_length] and twin < 64
+
+
+
+def test_the_batch_size_does_not_change_a_vector(embedder, monkeypatch):
+    """Texts go to ONNX Runtime in batches of ONNX_BATCH (less CPU than one batch of 64):
+    each text's vector is the one it gets in a batch of 64."""
+    texts = [f"def helper_{i}(value): return value * {i}  # " + "word " * (i % 9)
+             for i in range(40)]
+    assert embedder.batch_size == ONNX_BATCH < len(texts)
+    small = embedder._run(texts, 64)
+    monkeypatch.setattr(embedder, "batch_size", 64)
+    assert np.allclose(embedder._run(texts, 64), small, atol=1e-6)
 
 
 def test_top_k_is_a_stable_argsort_cut():

@@ -26,6 +26,7 @@ async def test_an_agents_rule_survives_30_turns_in_an_8k_window(name, make_agent
                                                                   monkeypatch):
     assert len(BUILTINS) == 12
     script.default = ANSWER
+    script.piece_words = 64  # the same answer, streamed in 4 pieces rather than 220
     agent = make_agent(name, max_answer_tokens=256)
     _window(agent, monkeypatch)
     root = agent.repo.root

@@ -37,13 +37,24 @@ def test_early():
 def test_an_assert_group_is_copied_with_one_expected_literal_changed():
     tests = ["assert f(1) == 2", "x = f('a')\nassert x == 'aa'\nassert f(0) == (0, 1.5)"]
     for _ in range(20):
-        index, text, kind = _check.assert_check(tests)
+        index, text, kind, again = _check.assert_check(tests)
         assert kind == "literal" and index in (0, 1) and text != tests[index]
         original, changed = ast.dump(ast.parse(tests[index])), ast.dump(ast.parse(text))
         assert original != changed  # one constant differs, the rest is the same text
         assert len(text) - len(tests[index]) in (0, 1)
-    assert _check.assert_check(["assert f(1)"])[1:] == ("assert not (f(1))", "negated")
-    assert _check.assert_check(["print(f(1))"])[2] == "constant"
+        # the re-check: the same literal moved to a third value (code that fails the
+        # original with the check's value cannot pass it)
+        moved = [a for a, b, c in zip(ast.walk(ast.parse(tests[index])),
+                                      ast.walk(ast.parse(text)), ast.walk(ast.parse(again)),
+                                      strict=True)
+                 if isinstance(a, ast.Constant) and len({repr(a.value), repr(b.value),
+                                                         repr(c.value)}) > 1]
+        assert len(moved) == 1 and again not in (text, tests[index])
+    assert _check.assert_check(["assert f(1)"])[1:] == ("assert not (f(1))", "negated",
+                                                        "assert f(1)")
+    assert _check.assert_check(["assert f(1) == True"])[1:] == ("assert f(1) == False",
+                                                                "literal", "assert f(1) == True")
+    assert _check.assert_check(["print(f(1))"])[2:] == ("constant", None)
 
 
 def test_a_targets_test_is_twinned_beside_itself_renamed_alike(tmp_path: Path):
