@@ -304,7 +304,8 @@ async def test_without_a_known_module_every_dependency_adds(home_env, script):
 async def test_a_description_borrowed_from_another_function_gives_way(home_env, script):
     """What `split_url` documents, said of `charge`, describes `split_url`: the next
     statement about `charge` replaces it. A statement that says it adds does not; the
-    function's own documented behaviour is never borrowed."""
+    function's own documented behaviour is never borrowed (a detail said beside it says
+    it adds: an uncued later description replaces the earlier one, ``revise``)."""
     cards = registry.create("cards", home_env())
     said = no_cue(["`charge` should: Split a URL string into its scheme, host and path parts.",
                    "`charge` should also log the amount it charges.",
@@ -314,7 +315,7 @@ async def test_a_description_borrowed_from_another_function_gives_way(home_env, 
     assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:2:0"
     assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/urls.py::split_url"}
     own = no_cue(["`split_url` should: Split a URL string into its scheme, host and path "
-                  "parts.", "`split_url` should: Return the parts as a tuple of strings."])
+                  "parts.", "`split_url` should also return the parts as a tuple of strings."])
     cards = registry.create("cards", home_env())
     assert await said_in_turns(cards, script, own) == own
 

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from memory.backends import registry
+from memory.backends.cards.graph import said_of
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.names import kind, name_similarity, swapped
 from memory.backends.cards.revise import restates
@@ -87,20 +88,33 @@ async def test_a_behaviour_is_revised_by_a_later_statement_of_it(cards_env, scri
     assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:2:0"
 
 
-async def test_another_description_of_the_whole_function_needs_the_judge(cards_env, script):
-    """Two descriptions of what `migrate` does, in other words: the rules alone cannot tell
-    a new description from an added detail, so both stay; with the revision judge on,
-    its "replaces" supersedes the earlier one."""
+async def test_a_later_description_of_the_whole_function_replaces_the_earlier(cards_env,
+                                                                              script):
+    """Two descriptions of what `migrate` does, in other words: one account of what a
+    function does holds, the latest (both read as behaviour by meaning, not as a rule it
+    keeps); with the revision judge on, its "adds" keeps both."""
     said = no_cue(["`migrate` should count the rows of every table and return the totals "
                    "as a dictionary.",
                    "`migrate` should return the sum of the lines and the prices in the "
                    "order."])
     cards = registry.create("cards", cards_env())
-    assert await said_in_turns(cards, script, said) == said
-    cards = registry.create("cards", cards_env(cards_judge="llm"))
-    script.default = '{"verdict": "replaces"}'
     assert await said_in_turns(cards, script, said) == said[1:]
-    assert cards.builder.judge.stats.confirmed == 1
+    cards = registry.create("cards", cards_env(cards_judge="llm"))
+    script.default = '{"verdict": "adds"}'
+    assert await said_in_turns(cards, script, said) == said
+    assert cards.builder.judge.stats.asked >= 1
+
+
+async def test_a_description_leaves_a_rule_and_an_addition_alone(cards_env, script):
+    """A constraint said before a description, and a description that says it adds,
+    stay beside it; a line whose name is all it shares with a description ("Next: the
+    parameters of `f`.") replaces nothing."""
+    said = no_cue(["For `migrate`: a step name that is not registered raises KeyError.",
+                   "`migrate` applies the steps in the given order and returns how many ran.",
+                   "`migrate` should also write one line per step to the log.",
+                   "Next: the parameters of `migrate`."])
+    cards = registry.create("cards", cards_env())
+    assert await said_in_turns(cards, script, said) == said
 
 
 async def test_compatible_facts_about_one_function_both_stay(cards_env, script):
@@ -270,3 +284,19 @@ async def test_a_statement_that_needs_the_dependency_is_no_negation(deps_env, sc
     assert await said_in_turns(cards, script, said) == [said_to_use]
     later = cards.graph.nodes["fact:1:0"]
     assert later.statement == use and not negates_use(later.statement)
+
+
+@pytest.mark.parametrize("text, subject, said", [
+    ('"Stock.remove" takes the items out.', "Stock.remove", "the function takes the items out."),
+    ("Stock's remove takes the items out.", "Stock.remove", "the class the function takes the "
+                                                            "items out."),
+    ("remove on `Stock` takes the items out.", "shop/stock.py::Stock.remove",
+     "the function on the class takes the items out."),
+    ("`parse_price` should: Read a price.", "parse_price", "Read a price."),
+    ("Next: the parameters of parse_price().", "parse_price",
+     "Next: the parameters of the function."),
+    ("parse_prices reads many; parse_price reads one.", "parse_price",
+     "parse_prices reads many; the function reads one."),
+])
+def test_what_a_statement_says_of_its_subject_masks_its_name(text, subject, said):
+    assert said_of(text, subject) == said

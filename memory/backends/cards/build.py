@@ -35,6 +35,7 @@ from memory.backends.cards.graph import (
     body,
     claim,
     revision_cue,
+    said_of,
     subject_key,
 )
 from memory.backends.cards.ground import RepoReader, imported_modules
@@ -343,12 +344,15 @@ class GraphBuilder:
         # a statement's body: without its lead naming the subject and, when cued, without
         # its cue words ("Actually, `f` should: X" -> "X"), as the aspects and borrowed
         # descriptions are read from it
-        led = [n for n in nodes if n.type == "fact"
-               and body(claim(n.content)) != n.content]
+        def told(node: Node) -> str:  # what it says of its subject, the name masked
+            return said_of(claim(node.content), node.subject) if node.subject \
+                else body(claim(node.content))
+
+        led = [n for n in nodes if n.type == "fact" and told(n) != n.content]
         vectors = await asyncio.to_thread(self.env.embedder.embed,
                                           [n.content for n in nodes]
                                           + [claim(n.content) for n in quoted]
-                                          + [body(claim(n.content)) for n in led])
+                                          + [told(n) for n in led])
         own = dict(zip((n.id for n in nodes), vectors[:len(nodes)], strict=True))
         claims = {n.id: own[n.id] for n in cued}
         claims.update(zip((n.id for n in quoted),

@@ -31,9 +31,14 @@ import numpy as np
 
 from memory.backends.cards.rules import (
     CLOSED_WORDS,
+    CONDITION_WORDS,
     CUE_WORDS,
+    MANY_VALUED_VERBS,
+    MASK_CLASS,
+    MASK_SUBJECT,
     PROVISIONAL,
     PROVISIONAL_WORDS,
+    RETRACTING_CUES,
     REVISE,
     REVISE_AGAIN,
     REVISE_CUED,
@@ -79,8 +84,8 @@ _LEAD = re.compile(r"^[^\w`(]+")
 # punctuation, shortly before the first code span. It says nothing about the slot; a
 # condition ("If empty, `f` ...", "When ..., `f` ...") does, and is kept.
 _REMARK = re.compile(
-    r"^(?!(?:if|when|whenever|unless|while|once|after|before|until|since|because|although|"
-    r"though|where|whereas)\b)[^`\n]{1,80}[,:;.!?\u2013\u2014]\s+(?=[^`\n,:;.!?]{0,24}`)", re.I)
+    r"^(?!(?:" + "|".join(CONDITION_WORDS) + r")\b)"
+    r"[^`\n]{1,80}[,:;.!?\u2013\u2014]\s+(?=[^`\n,:;.!?]{0,24}`)", re.I)
 # Predicates that hold several values at once: a function may need, reuse or call more
 # than one thing, so a second such statement adds to the first unless it names the same one.
 # Searched in a frame: the verb names a thing of the code, quoted or written as an
@@ -89,7 +94,7 @@ _REMARK = re.compile(
 # follows "imports" is always a module); prose that merely uses such a verb ("relies on
 # introspection", "use a key function to ...") describes behaviour and is read as such.
 ADDITIVE = re.compile(
-    r"\bimports?\s+[a-z_]|\b(needs?|uses?|reuses?|calls?|imports?|depends? on|relies on)"
+    r"\bimports?\s+[a-z_]|\b(" + "|".join(MANY_VALUED_VERBS) + ")"
     r"\s+(?:[a-z]+\s+){0,2}(?!e\.g\b|i\.e\b)(?:`_`|[a-z_][\w.]*(?:_\w|\.\w|\(_\)))")
 
 
@@ -147,7 +152,27 @@ def body(text: str) -> str:
     return text.strip()[match.end():] if match else text
 
 
-_RETRACTING = re.compile(r"^(?:not:|forget|(?:now |is )?outdated|obsolete)", re.I)
+def said_of(text: str, subject: str) -> str:
+    """What a statement says of its subject: its ``body`` with the subject's name, however
+    it is said (bare, quoted, dotted with its class, "``C``'s ``f``", "``f`` on ``C``"),
+    read as "the function" and its class as "the class". Two statements about one
+    function are compared by this: their shared name would otherwise make any two close
+    ("`f` sets the port." / "Next: the parameters of `f`.")."""
+    parts = [p for p in re.split(r"::|\.", subject.rsplit("::", 1)[-1]) if p]
+    said = body(text)
+    if not parts or "/" in parts[-1]:
+        return said
+    *owners, name = parts
+    quote = r"[`'\"\u2018\u2019\u201c\u201d]?"
+    said = re.sub(rf"{quote}(?<![\w.])(?:[\w]+\.)*{re.escape(name)}(?:\(\))?(?![\w]){quote}",
+                  MASK_SUBJECT, said)
+    for owner in owners:
+        said = re.sub(rf"{quote}(?<![\w.]){re.escape(owner)}(?![\w.])(?:['\u2019]s\b|{quote})",
+                      MASK_CLASS, said)
+    return " ".join(said.split())
+
+
+_RETRACTING = re.compile(r"^(?:" + "|".join(RETRACTING_CUES) + ")", re.I)
 
 
 def quotes(text: str) -> bool:
@@ -301,11 +326,15 @@ class ContextGraph:
                 continue
             sim = float(cosine(vector, self.vectors[other.id][None, :])[0])
             same_slot = node.type == "fact" and mine == slot(other.statement)
+            # a near repeat by what the two say of their subject, its name masked
+            near = sim if node.type != "fact" else float(cosine(
+                vector if body_vector is None else body_vector,
+                self.bodies.get(other.id, self.vectors[other.id])[None, :])[0])
             if node.type == "fact" and closed(node.statement) and closed(other.statement):
                 if same_slot:
                     found.append((other, sim))
                 continue
-            if same_slot or sim >= REVISE:
+            if same_slot or near >= REVISE:
                 found.append((other, sim))
                 continue
             if cued and claim_vector is not None and not closed(other.statement) \

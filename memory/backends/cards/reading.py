@@ -32,7 +32,6 @@ from memory.index.embed import Embedder, cosine
 _PARAM = re.compile(r"^\s*(?:\*{0,2}[A-Za-z_]\w*(?:\s*:\s*[\w.\[\], |]+?)?"
                     r"(?:\s*=\s*[^,()]+)?|\*|/)\s*$")
 _ARGS = re.compile(r"\(([^()\n]*)\)")
-_PLACE_WORDS = ("in", "into", "to", "under", "inside", "within")
 
 
 @dataclass(frozen=True)
@@ -164,8 +163,8 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
         elif t.kind == "word":
             before = lower[:t.start].rstrip()
             after = lower[t.end:].lstrip()
-            placed = before.endswith(tuple(f" {w}" for w in _PLACE_WORDS)) \
-                or before.endswith(tuple(f" {w} the" for w in _PLACE_WORDS))
+            placed = before.endswith(tuple(f" {w}" for w in rules.PLACE_WORDS)) \
+                or before.endswith(tuple(f" {w} the" for w in rules.PLACE_WORDS))
             if (placed or after.startswith(rules.MODULE_WORDS)) and lexicon.file(t.text):
                 places.append(lexicon.file(t.text))
                 placed_at.add(i)

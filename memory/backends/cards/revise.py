@@ -36,16 +36,23 @@ one supersedes the earlier when:
   a later statement about the subject that is not itself borrowed, and does not say it
   adds (in its first sentence), replaces it, be either a value statement ("must be
   `unicode`") or not. A statement about the function itself is never borrowed;
+- **description**: both describe what the function does (read by meaning, its name
+  masked: closer to the behaviour prototypes than to the constraint and dependency ones
+  by ``DESCRIBES``), neither a value statement, the later one not saying it adds ("also
+  ..."): one account of what a function does holds, the latest, as for any other aspect;
+  a detail said beside it says it adds. A rule it keeps (a constraint) is not replaced;
 - **not used**: one says a dependency is not to be used and the other that it is
   ("should not reuse `g`" after "should reuse `g` from `m`", or the other way round;
   ``uses``).
 
+Every comparison of two statements about one function is by what each says of it, its
+name masked (``graph.said_of``): the shared name alone made "`f` sets the port." and
+"Next: the parameters of `f`." near repeats.
+
 The optional revision judge (``judge``) confirms the uncertain ones (same constraint,
-dependency, borrowed) with a model, and decides alone one more case the rules leave open:
-a later description of what the function does, in other words (a new description or an
-added detail?). MiniLM's aspect reading is too coarse for that (on the demo and
-more-itertools: a "latest description wins" rule dropped about one true requirement per
-stale one it caught), so without the judge both stay.
+dependency, borrowed, description) with a model, and decides alone one more case the
+rules leave open: two descriptions one of which the reading does not take for one (a
+new description or an added detail?).
 """
 
 from __future__ import annotations
@@ -78,10 +85,13 @@ from memory.backends.cards.rules import (
     BORROWED,
     CONSTRAINT_NEAR,
     CONVENTION,
+    DESCRIBED_APART,
+    DESCRIBES,
     JUDGED_AT_MOST,
     NAME_CLOSE,
     NAME_NEAR,
     PARAPHRASE,
+    PROTOTYPES,
     RESTATE_COS,
     RESTATE_MIN,
     RESTATE_WORDS,
@@ -183,6 +193,8 @@ class Reviser:
         self.foreign_under: set[str] = set()  # nodes the foreign rule made give way
         self.close_under: set[str] = set()  # nodes a close name replaced (``at_hand``)
         self._read_at = reader.generation if reader is not None else 0
+        self.describing: set[str] = set()  # nodes that describe what their function does
+        self._described: dict[str, np.ndarray] | None = None
 
     def _current(self) -> None:
         """Forget what was read of the repository once its index changed (an edit applied)."""
@@ -214,6 +226,18 @@ class Reviser:
         if best - second < ASPECT_MARGIN or (name == "convention" and best < CONVENTION):
             return ""
         return name
+
+    def describes(self, vector: np.ndarray) -> bool:
+        """Whether a statement's body (its subject masked) describes what the function
+        does rather than a rule it keeps or a dependency it has: closer to the behaviour
+        prototypes than to those of ``DESCRIBED_APART`` by ``DESCRIBES``."""
+        if self._described is None:
+            self._described = {a: np.asarray(self.embedder.embed(list(group)),
+                                             dtype=np.float32)
+                               for a, group in PROTOTYPES.items()}
+        scores = {a: float(np.max(cosine(vector, p))) for a, p in self._described.items()}
+        rival = max(scores[a] for a in DESCRIBED_APART)
+        return scores["behaviour"] - rival >= DESCRIBES
 
     # -- dependencies -------------------------------------------------------------------
     def _code_vector(self, name: str) -> np.ndarray | None:
@@ -338,6 +362,11 @@ class Reviser:
             node.content, node.subject, own)
         if lent:
             self.borrowed_from[node.id] = lent
+        # a description: not a value, nor an addition ("also ..."), a detail beside one
+        describing = not additive and not shut and bool(node.subject) \
+            and not adds(node.content) and self.describes(own)
+        if describing:
+            self.describing.add(node.id)
         found: list[Revision] = []
         asked: list[Revision] = []  # for the judge only: the closest descriptions
         for other, sim in others:
@@ -360,6 +389,10 @@ class Reviser:
                 continue
             if other.id in self.borrowed_from and not lent and not adds(node.content):
                 found.append(Revision(other, sim, "borrowed", uncertain=True))
+                continue
+            if describing and other.id in self.describing and not lent \
+                    and not closed(other.statement):
+                found.append(Revision(other, sim, "description", uncertain=True))
                 continue
             if shut or closed(other.statement):
                 continue  # a slot with values: the graph's same-slot rule decides

@@ -23,6 +23,9 @@ MODAL_WORDS = ("can", "could", "should", "would", "will", "shall", "may", "might
 # after a modal's subject, these ask for a change as a verb does ("would f be able to
 # reuse g?")
 ABLE_PHRASES = ("be able to", "be allowed to")
+# a line led by these, with no clause after it, is a heading worded as a question ("Where
+# `f` should live.")
+HEADING_WORDS = ("what", "which", "how", "where")
 # the verbs after a modal's subject that ask about a state, not for a change
 STATE_VERBS = frozenset({"be", "is", "are", "been", "have", "has", "had", "do", "does"})
 # subjects a modal question may have beside a code name
@@ -30,6 +33,11 @@ PRONOUNS = frozenset({"i", "we", "you", "it", "they", "he", "she", "this", "that
                       "the", "our", "my", "your", "function", "method", "helper"})
 
 # -- where a dependency comes from (``reading``) ----------------------------------------
+# words before a bare module name that make it a place ("in orders", "into the text module")
+PLACE_WORDS = ("in", "into", "to", "under", "inside", "within")
+# words between a method and its class when said apart ("remove on Stock", "the remove
+# method of the class Stock"): at most three of them
+METHOD_LINKS = frozenset({"on", "of", "method", "the", "class"})
 # words between a name and the module or file it comes from ("g from m", "g in m.py",
 # "g out of m", "g of the m module"); "in" only pairs a name that is not the subject
 SOURCE_WORDS = ("from", "in", "inside", "out of", "of", "within")
@@ -58,6 +66,9 @@ WORD_MODULES = frozenset({
 })
 
 # -- negation (``uses``) -----------------------------------------------------------------
+# "not ... anything but g", "never ... nothing except g": a negation that says to use g
+ALL_WORDS = ("anything", "nothing")
+EXCEPT_WORDS = ("but", "except", "other than")
 # verbs that say a name is used, beside "use"/"reuse"/"call"/"import"/"depend on"/"rely on"
 USE_VERBS = ("use", "reuse", "call", "import", "depend on", "rely on", "lean on",
              "build on", "go through", "delegate to", "pull in", "bring in", "wrap")
@@ -82,6 +93,7 @@ PLAIN_WORDS = frozenset({
 # file", "(a, b)"), and read as the aspect whose prototypes they are closest to, among
 # the aspects whose values they hold (a place, a parameter list, a second name)
 MASK_SUBJECT = "the function"
+MASK_CLASS = "the class"  # the class of a method said with it ("`C`'s `f`")
 MASK_NAME = "the helper"
 MASKS = {"function": "the helper", "class": "the class", "exception": "an error",
          "constant": "the constant", "module": "the module"}  # by what a name is
@@ -163,6 +175,16 @@ CUE_WORDS = (
     r"not any ?more", "rather than", "change of plan", "on second thought", "correction",
     r"revis\w*", r"replace[sd]? the", "the opposite holds", "from now on", "we changed",
     "changed my mind", r"(?:now |is )?outdated", "obsolete", "not:")
+# the cues by which a statement quotes what it retracts ("Not: X", "forget this rule: X")
+RETRACTING_CUES = ("not:", "forget", "(?:now |is )?outdated", "obsolete")
+# a clause before a statement's first code span that sets a condition ("If empty, `f` ...")
+# is part of its slot; any other is a remark ("Moving on, `f` ...") left out of its frame
+CONDITION_WORDS = ("if", "when", "whenever", "unless", "while", "once", "after", "before",
+                   "until", "since", "because", "although", "though", "where", "whereas")
+# the verbs whose predicates hold several values: a function may need, reuse or call
+# more than one thing, so a second such statement adds to the first (``graph.ADDITIVE``)
+MANY_VALUED_VERBS = ("needs?", "uses?", "reuses?", "calls?", "imports?", "depends? on",
+                     "relies on")
 # words by which a statement says it holds only for a while: the next statement of the
 # same predicate about its subject replaces it
 PROVISIONAL_WORDS = (
@@ -181,6 +203,12 @@ PARAPHRASE = 0.8  # two descriptions this close (without their leads) say one th
 BORROWED = 0.95  # a claim this close to another function's docstring describes that one
 BORROW_SEARCH = 3  # functions of the repository a claim is compared with
 JUDGED_AT_MOST = 2  # descriptions per new fact that the judge is asked about
+# a statement describes what its function does when, its subject masked, it is closer to
+# the behaviour prototypes (``PROTOTYPES``) than to those of these aspects by this much
+# (a rule it keeps, a name it uses, said in prose); a later description replaces an
+# earlier one (one account of what a function does: the latest), unless it says it adds
+DESCRIBES = 0.05
+DESCRIBED_APART = ("constraint", "dependency")
 # words by which a statement says it adds to what was said, not replace it
 ADDING_WORDS = ("also", "as well", "too", "in addition", "additionally", "besides",
                 "another")

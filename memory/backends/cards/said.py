@@ -59,7 +59,8 @@ def _requests(question: str) -> bool:
 _OPENER = re.compile(r"^[^,:?`]{0,40}?[,:]\s+")  # "Also, ", "Moving on: "
 
 
-_HEADING = re.compile(r"^(?:what|which|how|where)\b[^,;]*$", re.I)  # no clause after it
+_HEADING = re.compile(r"^(?:" + "|".join(rules.HEADING_WORDS) + r")\b[^,;]*$",  # no clause after
+                      re.I)
 
 
 def asks(sentence: str) -> bool:

@@ -142,7 +142,6 @@ _ON = re.compile(r"^(?:`|'|\")?\s+(?:on|of|method of|method on)\s+(?:the\s+)?(?:
                  r"(?:`|'|\")?$")
 
 
-_LINKS = frozenset({"on", "of", "method", "the", "class"})
 
 
 def _qualified(text: str, tokens: list[Token], lexicon: Lexicon) -> list[Token]:
@@ -161,7 +160,8 @@ def _qualified(text: str, tokens: list[Token], lexicon: Lexicon) -> list[Token]:
             i += 2
             continue
         skip = i + 1  # "remove on Stock", "the remove method of Stock": the class after
-        while skip < len(tokens) and skip < i + 4 and tokens[skip].text.lower() in _LINKS:
+        while skip < len(tokens) and skip < i + 4 \
+                and tokens[skip].text.lower() in rules.METHOD_LINKS:
             skip += 1
         b = tokens[skip] if skip < len(tokens) else None
         gap = text[a.end:b.start] if b is not None else ""

@@ -26,7 +26,8 @@ _NEGATED = re.compile(  # a negation, up to three words, a verb of use in any fo
     + r"\b)[\w'`]+\s+){0,3}(?:" + "|".join(v.replace(" ", r"(?:s|d|ed|ing)?\s+")
                                         for v in rules.USE_VERBS) + r")(?:s|d|ed|ing)?\b",
     re.I)
-_BUT = re.compile(r"\s*(?:\w+\s+){0,2}?(?:anything|nothing)\s+(?:but|except|other than)\b", re.I)
+_BUT = re.compile(r"\s*(?:\w+\s+){0,2}?(?:" + "|".join(rules.ALL_WORDS) + r")\s+(?:"
+                  + "|".join(rules.EXCEPT_WORDS) + r")\b", re.I)
 
 
 def _negation(text: str) -> re.Match[str] | None:
