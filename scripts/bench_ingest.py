@@ -82,7 +82,7 @@ def main() -> None:
         repo = make_repo(base / "repo")
         (base / "sessions").mkdir()
         files = make_sessions(repo, base / "sessions", args.copies)
-        from memory.session import open_index
+        from memory.index.repo import open_index
 
         for backend in args.backends.split(","):
             data = base / f"data-{backend}"

@@ -11,7 +11,7 @@ from memory import __version__, _git
 from memory._checks import valid_session_id
 from memory.backends import registry
 from memory.home import repo_home
-from memory.index.repo import IndexReport, Progress, RepoIndex
+from memory.index.repo import IndexReport, Progress, RepoIndex, open_index
 from memory.llm.client import (
     LLM,
     LLMError,
@@ -20,7 +20,7 @@ from memory.llm.client import (
     import_litellm,
     route_of,
 )
-from memory.session import build_agent, open_index, session_llm
+from memory.session import build_agent, session_llm
 from memory.settings import current
 from memory.transcript import (
     new_session_id,

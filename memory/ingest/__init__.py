@@ -47,7 +47,7 @@ def open_feeder(options: IngestOptions) -> Feeder:
         raise ValueError(f"--from {options.tool!r}: one of {', '.join(TOOLS)}")
     model = options.model or default_model()
     check_model(model)
-    from memory.session import open_index
+    from memory.index.repo import open_index
 
     index, _ = open_index(options.repo, options.data_dir)
     home = repo_home(index.root, options.data_dir)
