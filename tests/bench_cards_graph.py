@@ -8,6 +8,11 @@ minutes, before the bench (tests/bench_replay.py) measures what the packs show.
 
     .venv/bin/python -m tests.bench_cards_graph --dir OUTLINES --repo REPO [--min-l 50]
         [--voice template --voice varied --voice FILE ...] [--seed 0] [--save OUT.json]
+    .venv/bin/python -m tests.bench_cards_graph --set NAME [--voice ...]
+
+``--set NAME`` is a stored set of ``replay/locoeval/sets`` (webcolors, rfc3986,
+more-itertools): its outlines with l >= 50 over its rebuilt repository, as the bench
+measures them; ``--voice writer-b`` is then its ``phrasings/writer-b.json``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from replay.locoeval.mockuser import TemplateUser
 from replay.locoeval.outline import Outline, load_outlines
 from replay.locoeval.prepare import prepared_copy
 from replay.locoeval.voice import check_voice, voiced
+
+SETS = DEMO.parent / "sets"
 
 
 class Trace:
@@ -109,17 +116,26 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dir", type=Path, default=DEMO / "outlines")
     parser.add_argument("--repo", type=Path, default=DEMO / "inventory")
-    parser.add_argument("--min-l", type=int, default=0)
+    parser.add_argument("--min-l", type=int, default=None, help="default 0 (50 with --set)")
+    parser.add_argument("--set", default=None, choices=sorted(
+        p.name for p in SETS.glob("*") if (p / "outlines").is_dir()),
+        help="a stored set: its outlines, its repository, l >= 50")
     parser.add_argument("--voice", action="append", default=None,
                         help="template | varied | a phrasing file (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", type=Path, default=None)
     args = parser.parse_args()
+    folder = SETS / args.set if args.set else None
+    if folder is not None:
+        args.dir, args.repo = folder / "outlines", folder / args.set
+        args.min_l = 50 if args.min_l is None else args.min_l
     every = load_outlines(args.dir)
-    outlines = [o for o in every if len(o.queries()) >= args.min_l]
+    outlines = [o for o in every if len(o.queries()) >= (args.min_l or 0)]
     trace, indexes, saved = Trace(), {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.voice or ["template"]:
+            if folder is not None and (folder / "phrasings" / f"{spec}.json").is_file():
+                spec = str(folder / "phrasings" / f"{spec}.json")
             voice = check_voice(spec, every, args.seed)
             rows = asyncio.run(measure(outlines, args.repo, voice, Path(tmp), indexes, trace))
             count = collections.Counter((r["truth"], r["state"]) for r in rows)
