@@ -101,9 +101,9 @@ def problems(old: str, new: str) -> list[str]:
 FILES = _phrasing_files()
 
 
-def test_there_are_phrasings_for_the_demo_and_two_sets():
+def test_there_are_phrasings_for_the_demo_and_three_sets():
     assert any(outlines == DEMO / "outlines" for _, outlines in FILES)
-    assert len({outlines for _, outlines in FILES}) >= 3
+    assert len({outlines for _, outlines in FILES}) >= 4
 
 
 @pytest.mark.parametrize(("phrasing", "outlines"), FILES,
