@@ -55,8 +55,8 @@ SCRIPT = Script()
 
 
 # What orders the work handed to the xdist workers, the longest first: the seconds a whole run
-# measured (tests/durations.json: its --durations, setup + call), else a rough cost in seconds
-# of a lightly loaded 2-core machine.
+# measured (tests/durations.json: its --durations, setup + call; scripts/durations_table.py
+# rewrites it from a run's output), else a rough cost in seconds of a lightly loaded 2-core machine.
 _MEASURED: dict[str, float] = json.loads(
     (Path(__file__).parent / "durations.json").read_text())["seconds"]
 _COST_MARKS = {"slow": 60, "server": 60}  # the real SmolLM2, embedded or served
