@@ -121,8 +121,12 @@ class ProxyScorer:
         relevance = _clamp(0.6 * max(c.similarity, 0.0) + 0.4 * c.lexical)
         named = named_in(node.subject, query, words) if node.subject else False
         linked = not named and self.linked(node, query, words)
-        background = not (named or linked) and (node.type in REPO_TYPES or (
-            focused and bool(node.subject) and node.type in ("fact", "code", "failure")))
+        # background: the query is about something else. A query that names nothing
+        # (a where-is question in the developer's words) leaves the repository's hits
+        # as the evidence it has, not as background.
+        background = not (named or linked) and focused and (
+            node.type in REPO_TYPES or (
+                bool(node.subject) and node.type in ("fact", "code", "failure")))
         prior = 0.0 if background else TYPE_PRIOR.get(node.type, 0.0)
         if node.type == "fact":  # the current statement about the queried subject
             necessity = 1.0 if named else relevance + prior + (0.5 if linked else 0.0)
