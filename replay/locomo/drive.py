@@ -41,8 +41,8 @@ SYSTEM = (
 TEMPORAL_HINT = "Use the sessions' dates to answer with an approximate date."
 NOT_MENTIONED = "Not mentioned in the conversation"
 # LoCoMo's evaluation asks its readers for 32 tokens (task_eval/evaluate_gpts.py,
-# num_tokens_request=32): an answer is a short phrase, and a small model left 512 tokens
-# rambles for most of them (the embedded model: 16 CPU s a question, 2 with 32)
+# num_tokens_request=32): an answer is a short phrase, and a small model left replay's 512
+# rambles on for hundreds of tokens (SmolLM2 on conv-26: answers of up to 300 words)
 ANSWER_TOKENS = 32
 
 
