@@ -125,6 +125,9 @@ def test_an_index_build_imports_neither_the_lance_rest_client_nor_a_session(tmp_
     # nor the parts of a session (backends, LLM client, agent): `engram index` opens the
     # index alone (memory.index.repo.open_index)
     assert not {"memory.session", "memory.backends", "memory.turn.agent"} & modules
+    # nor GitPython: the refresh's git commands run directly (a quarter of a no-change
+    # reopen's CPU was its import)
+    assert "git" not in modules
 
 
 def test_lancedb_is_imported_without_the_overrides_checks(tmp_path):
