@@ -41,6 +41,12 @@ REPO_TYPES = ("symbol", "file")
 # points at, and, when the query names a subject, a unit about another subject. It may
 # inform the answer; it rarely changes the next action (shift and necessity scaled).
 BACKGROUND = 0.25
+# a query that names no subject keeps the repository search's first SEARCH_LEAD hits (its
+# own hybrid ranking, not the unit's cosine) in the foreground: a where-is question in the
+# developer's words got one test card and never the function before (webcolors'
+# normalize_hex, the index's first hit, at utility 0.04 under the floor); all hits in the
+# foreground cost +9 % (demo) and +16 % (rfc3986, varied) prompt tokens for the same recall
+SEARCH_LEAD = 1
 TYPE_PRIOR = {"fact": 0.15, "failure": 0.15, "tests": 0.15, "summary": 0.1, "code": 0.1,
               "symbol": 0.0, "file": 0.0}
 
@@ -66,6 +72,7 @@ class Candidate:
     similarity: float  # cosine of query and unit
     lexical: float  # share of the query's terms in the unit
     via: str = "search"  # search | neighbour | repo
+    rank: int | None = None  # repo: its place in the index's own (hybrid) ranking
 
 
 def cost_penalty(tokens: int, risk: float) -> float:
@@ -121,7 +128,10 @@ class ProxyScorer:
         relevance = _clamp(0.6 * max(c.similarity, 0.0) + 0.4 * c.lexical)
         named = named_in(node.subject, query, words) if node.subject else False
         linked = not named and self.linked(node, query, words)
-        background = not (named or linked) and (node.type in REPO_TYPES or (
+        # a query that names nothing (a where-is question in the developer's words):
+        # the index's best hits are the evidence it has, not background
+        lead = not focused and c.rank is not None and c.rank < SEARCH_LEAD
+        background = not (named or linked or lead) and (node.type in REPO_TYPES or (
             focused and bool(node.subject) and node.type in ("fact", "code", "failure")))
         prior = 0.0 if background else TYPE_PRIOR.get(node.type, 0.0)
         if node.type == "fact":  # the current statement about the queried subject
