@@ -58,7 +58,6 @@ new description or an added detail?).
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -79,7 +78,7 @@ from memory.backends.cards.ground import RepoReader, documented, home, known, mo
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.names import kind, name_similarity, swapped
 from memory.backends.cards.rules import (
-    ADDING_WORDS,
+    ADDS,
     ASPECT_MARGIN,
     BORROW_SEARCH,
     BORROWED,
@@ -87,6 +86,7 @@ from memory.backends.cards.rules import (
     CONVENTION,
     DESCRIBED_APART,
     DESCRIBES,
+    FIRST_SENTENCE,
     JUDGED_AT_MOST,
     NAME_CLOSE,
     NAME_NEAR,
@@ -96,6 +96,10 @@ from memory.backends.cards.rules import (
     RESTATE_MIN,
     RESTATE_WORDS,
     ROLE_CLOSE,
+    SINGLE_OR_UNCLEAR,
+    VALUE,
+    WORD_RUN,
+    subject_said,
 )
 from memory.backends.cards.rules import REVISION_ASPECTS as ASPECTS
 from memory.backends.cards.uses import (
@@ -106,33 +110,25 @@ from memory.backends.cards.uses import (
 )
 from memory.index.embed import Embedder, cosine
 
-SINGLE_OR_UNCLEAR = ("behaviour", "")  # what a later description may replace (judge)
-_ADDS = re.compile(r"\b(" + "|".join(ADDING_WORDS) + r")\b", re.I)
-
-_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])")
-_VALUE = re.compile(r"`[^`\n]+`|\"[^\"\n]*\"|'[^'\n]*'|\b\d+(?:\.\d+)?\b|"
-                    r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b\w+_\w+\b")
-_WORDS = re.compile(r"[A-Za-z0-9_.]+")
-
 
 def _without_subject(text: str, subject: str) -> str:
     key = subject_key(subject)
     if not key:
         return text
-    return re.sub(rf"`?[\w./:]*\b{re.escape(key)}\b(?:\(\))?`?", " ", text, flags=re.I)
+    return subject_said(key).sub(" ", text)
 
 
 def words(text: str, subject: str = "") -> list[str]:
     """The lower-cased words of a statement, its subject's name left out."""
-    return [w.lower().strip(".") for w in _WORDS.findall(_without_subject(text, subject))
+    return [w.lower().strip(".") for w in WORD_RUN.findall(_without_subject(text, subject))
             if w.strip(".")]
 
 
 def value_frame(text: str, subject: str = "") -> str:
     """A statement with every value masked (code spans, quoted strings, numbers, CamelCase
     and snake_case names): two statements with the same value frame differ only in values."""
-    masked = _VALUE.sub(" _ ", _without_subject(text, subject))
-    return " ".join(w.lower() for w in _WORDS.findall(masked))
+    masked = VALUE.sub(" _ ", _without_subject(text, subject))
+    return " ".join(w.lower() for w in WORD_RUN.findall(masked))
 
 
 def restates(new: str, old: str, subject: str, sim: float) -> float:
@@ -157,7 +153,7 @@ def adds(text: str) -> bool:
     "Also, `f` ..."): in its first sentence, which relates it to what came before; a
     later sentence's "also" adds to the statement's own first one ("`f` should: Return
     the files under a directory. Also supports globs.")."""
-    return bool(_ADDS.search(_FIRST_SENTENCE.split(text, 1)[0]))
+    return bool(ADDS.search(FIRST_SENTENCE.split(text, 1)[0]))
 
 
 @dataclass
