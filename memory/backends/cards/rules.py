@@ -216,6 +216,13 @@ JUDGED_AT_MOST = 2  # descriptions per new fact that the judge is asked about
 # earlier one (one account of what a function does: the latest), unless it says it adds
 DESCRIBES = 0.05
 DESCRIBED_APART = ("constraint", "dependency")
+# an earlier claim about a function (what it does or must do, read by meaning) that lies
+# this close to a sentence of another function's docstring, closer by ``LENT_MARGIN`` than
+# a later claim about the function lies to any, and closer to that docstring than to the
+# later claim, says what the other function does: the later claim replaces it (another
+# writer's rewording of a sibling's docstring sits at 0.54-0.86 from it, below ``BORROWED``)
+LENT = 0.75
+LENT_MARGIN = 0.2
 # words by which a statement says it adds to what was said, not replace it
 ADDING_WORDS = ("also", "as well", "too", "in addition", "additionally", "besides",
                 "another")
