@@ -7,6 +7,7 @@ here, in tests: deterministic replies for logic tests. Real-model tests use
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections import deque
@@ -53,11 +54,13 @@ class Script:
 SCRIPT = Script()
 
 
-# Rough cost of a test, in seconds of a lightly loaded 2-core machine (`pytest --durations`
-# at 12ea39a): what orders the work handed to the xdist workers, the longest first.
+# What orders the work handed to the xdist workers, the longest first: the seconds a whole run
+# measured (tests/durations.json: its --durations, setup + call; scripts/durations_table.py
+# rewrites it from a run's output), else a rough cost in seconds of a lightly loaded 2-core machine.
+_MEASURED: dict[str, float] = json.loads(
+    (Path(__file__).parent / "durations.json").read_text())["seconds"]
 _COST_MARKS = {"slow": 60, "server": 60}  # the real SmolLM2, embedded or served
-_COST_FIXTURES = {"demo_run": 600}  # a module fixture: all demo outlines x four backends
-_COST_MODULE_FIXTURE = 20  # any other module-scoped fixture (a replay run, a Ray instance)
+_COST_MODULE_FIXTURE = 20  # an unmeasured module-scoped fixture (a replay run, a Ray instance)
 
 
 def _module_fixtures(item: pytest.Item) -> list[str]:
@@ -73,7 +76,7 @@ def _longest_first(items: list[pytest.Item]) -> None:
     longest first (ties keep collection order): xdist hands out units in collection order
     (``--no-loadscope-reorder``, see pyproject.toml), and a long test sent last left one
     worker running alone at the end."""
-    cost: dict[str, int] = {}
+    cost: dict[str, float] = {}
     fixtures: dict[str, set[str]] = {}
     first: dict[str, int] = {}
 
@@ -82,14 +85,21 @@ def _longest_first(items: list[pytest.Item]) -> None:
         return f"@{mark.args[0] if mark and mark.args else mark.kwargs.get('name')}" \
             if mark else item.nodeid
 
+    measured: set[str] = set()
     for index, item in enumerate(items):
         key = unit(item)
         first.setdefault(key, index)
-        cost[key] = cost.get(key, 0) + 1 + sum(
-            weight for mark, weight in _COST_MARKS.items() if item.get_closest_marker(mark))
+        if item.nodeid in _MEASURED:
+            measured.add(key)
+            seconds = _MEASURED[item.nodeid]
+        else:
+            seconds = 1 + sum(weight for mark, weight in _COST_MARKS.items()
+                              if item.get_closest_marker(mark))
+        cost[key] = cost.get(key, 0) + seconds
         fixtures.setdefault(key, set()).update(_module_fixtures(item))
     for key, names in fixtures.items():
-        cost[key] += sum(_COST_FIXTURES.get(name, _COST_MODULE_FIXTURE) for name in names)
+        if key not in measured:  # a measured unit's fixtures are in its seconds
+            cost[key] += _COST_MODULE_FIXTURE * len(names)
     items.sort(key=lambda item: (-cost[unit(item)], first[unit(item)]))
 
 

@@ -13,6 +13,7 @@ from memory.backends.cards.pack import pack
 from memory.backends.cards.rules import ACTION_VERBS
 from memory.backends.cards.score import (
     BACKGROUND,
+    SEARCH_LEAD,
     Candidate,
     LLMScorer,
     ProxyScorer,
@@ -27,6 +28,7 @@ from tests.memory.cards_support import (
     conversation,
     facts,
     judgment,
+    repo_env,
 )
 
 
@@ -57,8 +59,19 @@ def test_new_words_shift_the_action_only_as_far_as_the_unit_is_relevant():
     related = scorer.one("how are the rows laid out", Candidate(node, 0.5, 0.0, "repo"))
     # relevance 0.6 * 0.5; novelty 5/8: five of the code's terms are not in the query;
     # nothing points at this code: background, a quarter of it
-    assert related.action_shift == pytest.approx(BACKGROUND * 0.3 * (0.5 + 0.3 * 5 / 8),
-                                                 abs=1e-6)
+    shift = 0.3 * (0.5 + 0.3 * 5 / 8)
+    assert related.action_shift == pytest.approx(BACKGROUND * shift, abs=1e-6)
+    # unless it is the index's first hit for a query that names nothing: the evidence
+    # that query has
+    lead = Candidate(node, 0.5, 0.0, "repo", rank=0)
+    assert scorer.one("how are the rows laid out", lead).action_shift == \
+        pytest.approx(shift, abs=1e-6)
+    # the second hit, or a query about another subject (focused), stays background
+    second = Candidate(node, 0.5, 0.0, "repo", rank=SEARCH_LEAD)
+    assert scorer.one("how are the rows laid out", second).action_shift == \
+        pytest.approx(BACKGROUND * shift, abs=1e-6)
+    aside = scorer.one("how are the rows laid out", lead, focused=True)
+    assert aside.action_shift == pytest.approx(BACKGROUND * shift, abs=1e-6)
 
 
 def test_code_a_fact_about_the_named_function_points_at_is_not_background():
@@ -359,3 +372,113 @@ async def test_the_extractor_reads_the_answer_s_prose_clipped_not_its_code(cards
     assert prose[:ANSWER_CHARS - 20] in prompt and prose not in prompt
     assert any(n.type == "code" and "SECRET_BODY" in n.content
                for n in cards.graph.nodes.values())
+
+
+COLORS = '''"""Colour values: hex strings and RGB triplets."""
+
+import re
+
+HEX = re.compile(r"^#([a-fA-F0-9]{3}|[a-fA-F0-9]{6})$")
+
+
+def normalize_hex(hex_value: str) -> str:
+    """Normalize a hexadecimal colour value to a string of a hash sign and six
+    lowercase hexadecimal digits.
+
+    Three-digit shorthand is expanded (``#fff`` becomes ``#ffffff``) and upper-case
+    digits are lowered; any other form raises ``ValueError`` naming the value. The
+    result is what HTML calls a valid lowercase simple colour, so two spellings of
+    one colour compare equal after this function, which every converter of this
+    module calls before it reads the digits.
+
+    Examples, one per accepted spelling and one refused::
+
+    >>> normalize_hex("#0099CC")
+    '#0099cc'
+    >>> normalize_hex("#0099cc")
+    '#0099cc'
+    >>> normalize_hex("#09C")
+    '#0099cc'
+    >>> normalize_hex("#fff")
+    '#ffffff'
+    >>> normalize_hex("0099cc")
+    Traceback (most recent call last):
+        ...
+    ValueError: '0099cc' is not a valid hexadecimal colour value
+
+    Why it exists: colour values reach this module from style sheets, user settings
+    and other libraries, each with its own habits (upper case from design tools, the
+    three-digit shorthand from hand-written style sheets, the six-digit form from
+    generated ones). Comparing or converting them digit by digit would give different
+    answers for one colour, so every public function of the module normalizes first
+    and works on the normalized string only. Keeping the rule in one place means a new
+    accepted spelling is added here once, with its example above, and every converter
+    follows.
+
+    :param hex_value: the hexadecimal colour value to normalize, with its hash sign.
+    :raises ValueError: when ``hex_value`` is not three or six hexadecimal digits
+        after a hash sign.
+    :returns: the normalized value, a hash sign and six lowercase digits.
+    """
+    match = HEX.match(hex_value)
+    if match is None:
+        raise ValueError(f"{hex_value!r} is not a valid hexadecimal colour value")
+    digits = match.group(1)
+    if len(digits) == 3:
+        digits = "".join(2 * d for d in digits)
+    return f"#{digits.lower()}"
+
+
+def hex_to_rgb(hex_value: str) -> tuple[int, int, int]:
+    """The RGB triplet of a hexadecimal colour value."""
+    digits = normalize_hex(hex_value)[1:]
+    return tuple(int(digits[i:i + 2], 16) for i in (0, 2, 4))
+
+
+def rgb_to_hex(triplet: tuple[int, int, int]) -> str:
+    """The hexadecimal colour value of an RGB triplet."""
+    return "#" + "".join(f"{c:02x}" for c in triplet)
+'''
+
+COLOR_TESTS = '''import pytest
+
+from app.colors import normalize_hex
+
+
+@pytest.mark.parametrize("raw", ["#fff", "#FFF", "#ffffff"])
+def test_normalize_hex(raw):
+    assert normalize_hex(raw) == "#ffffff"
+
+
+@pytest.mark.parametrize("raw", ["#09C", "#0099CC"])
+def test_normalize_hex_format(raw):
+    assert normalize_hex(raw) == "#0099cc"
+
+
+def test_normalize_hex_refuses():
+    with pytest.raises(ValueError):
+        normalize_hex("fff")
+'''
+
+
+QUESTION = "where is the function that normalizes a hex colour?"
+
+
+async def test_a_where_is_question_in_plain_words_reaches_the_functions_code(tmp_path,
+                                                                          embedder):
+    """A question that names no function (the developer's words, a fresh session): the
+    repository's hits are what it has; the function's own code is shown, not only
+    short tests about it that are cheaper to show (the real index and MiniLM)."""
+    env = repo_env(tmp_path, embedder, {"app/colors.py": COLORS, "app/__init__.py": "",
+                                        "tests/test_colors.py": COLOR_TESTS})
+    cards = registry.create("cards", env())
+    pack = await cards.context(QUESTION, budget=4000)
+    shown = [s.source for s in pack.sections if s.kind == "repo"]
+    # the index's first hit; weighted as background, a short test about it (fewer
+    # tokens) took the first place and the function fell under the floor
+    assert cards.env.repo.functions(QUESTION, 10)[0].chunk.location == \
+        "app/colors.py::normalize_hex"
+    assert "app/colors.py::normalize_hex" in shown, shown
+    # it is asked for by name when the developer names it, as before
+    named = await cards.context("what does normalize_hex return?", budget=4000)
+    assert "app/colors.py::normalize_hex" in [s.source for s in named.sections]

@@ -328,17 +328,20 @@ class CardsBackend:
         keys = await asyncio.to_thread(self.env.embedder.embed, [c.key for c in fresh]) \
             if fresh else []
         out: list[Candidate] = []
+        rank = {h.chunk.location: i for i, h in enumerate(hits)}
         for chunk, key_vector in zip(fresh, keys, strict=True):
             node = Node(f"sym:{chunk.location}", "symbol", "repo", chunk.code,
                         self.env.count(chunk.code), subject=chunk.location,
                         locations=[chunk.location])
             sim = float(cosine(vector, np.asarray(key_vector)[None, :])[0])
-            out.append(Candidate(node, sim, self._lexical(query, node), "repo"))
+            out.append(Candidate(node, sim, self._lexical(query, node), "repo",
+                                 rank[chunk.location]))
         for hit in hits:  # symbols already in the graph keep their node and edges
             node = self.graph.nodes.get(f"sym:{hit.chunk.location}")
             if node is not None and node.id in self.graph.vectors:
                 sim = float(cosine(vector, self.graph.vectors[node.id][None, :])[0])
-                out.append(Candidate(node, sim, self._lexical(query, node), "repo"))
+                out.append(Candidate(node, sim, self._lexical(query, node), "repo",
+                                     rank[hit.chunk.location]))
         return out
 
     # -- context --------------------------------------------------------------------------

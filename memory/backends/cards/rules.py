@@ -571,6 +571,13 @@ COST_RISK = 0.2  # share of the negative-transfer risk counted as cost
 # points at, and, when the query names a subject, a unit about another subject. It may
 # inform the answer; it rarely changes the next action (shift and necessity scaled; 7b4cbca).
 BACKGROUND = 0.25
+# a query that names no subject keeps the repository search's first SEARCH_LEAD hits (its
+# own hybrid ranking, not the unit's cosine) in the foreground: a where-is question in the
+# developer's words got one test card and never the function before (webcolors'
+# normalize_hex, the index's first hit, at utility 0.04 under the floor); all hits in the
+# foreground cost +9 % (demo) and +16 % (rfc3986, varied) prompt tokens for the same recall
+# (79aaf6c)
+SEARCH_LEAD = 1
 # the proxy scorer's prior by unit type (first increment, 331bd12)
 TYPE_PRIOR = {"fact": 0.15, "failure": 0.15, "tests": 0.15, "summary": 0.1, "code": 0.1,
               "symbol": 0.0, "file": 0.0}

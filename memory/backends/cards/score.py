@@ -30,6 +30,7 @@ from memory.backends.cards.rules import (
     BACKGROUND,
     COST_RISK,
     COST_TOKENS,
+    SEARCH_LEAD,
     TYPE_PRIOR,
     W_COST,
     W_NECESSITY,
@@ -68,6 +69,7 @@ class Candidate:
     similarity: float  # cosine of query and unit
     lexical: float  # share of the query's terms in the unit
     via: str = "search"  # search | neighbour | repo
+    rank: int | None = None  # repo: its place in the index's own (hybrid) ranking
 
 
 def cost_penalty(tokens: int, risk: float) -> float:
@@ -123,7 +125,10 @@ class ProxyScorer:
         relevance = _clamp(0.6 * max(c.similarity, 0.0) + 0.4 * c.lexical)
         named = named_in(node.subject, query, words) if node.subject else False
         linked = not named and self.linked(node, query, words)
-        background = not (named or linked) and (node.type in REPO_TYPES or (
+        # a query that names nothing (a where-is question in the developer's words):
+        # the index's best hits are the evidence it has, not background
+        lead = not focused and c.rank is not None and c.rank < SEARCH_LEAD
+        background = not (named or linked or lead) and (node.type in REPO_TYPES or (
             focused and bool(node.subject) and node.type in ("fact", "code", "failure")))
         prior = 0.0 if background else TYPE_PRIOR.get(node.type, 0.0)
         if node.type == "fact":  # the current statement about the queried subject

@@ -384,12 +384,15 @@ def run_with_reader(outlines, backends, out, options=None, window=0):
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    """All demo outlines x full, empty, rag, oracle; the model reads only its context."""
+    """One demo outline of each (k, subset) cell x full, empty, rag, oracle; the model reads
+    only its context."""
     from replay.locoeval import DEMO
     from replay.locoeval.outline import load_outlines
     from replay.reporting.report import summarize
+    from tests.replay.conftest import one_per_cell
 
-    outlines = load_outlines(DEMO / "outlines")
+    outlines = one_per_cell(load_outlines(DEMO / "outlines"))
+    assert len(outlines) == 8
     pairs, reader = run_with_reader(outlines, DEMO_BACKENDS, tmp_path_factory.mktemp("demo-reader"))
     return summarize(pairs), pairs, reader
 

@@ -16,19 +16,26 @@ from replay.locoeval.outline import load_outlines
 from replay.locoeval.voice import check_voice, voiced
 from replay.reporting.report import summarize
 from tests.conftest import SCRIPT, _register_scripted
+from tests.replay.conftest import one_per_cell
 from tests.replay.reader import ContextReader
 
 BY_HAND = Path(__file__).parents[1] / "fixtures" / "voice" / "demo-by-hand.json"
 WRITER_B = DEMO / "phrasings" / "writer-b.json"  # every item, by a writer other than the builder
 VOICES = [("template", 0), ("varied", 0), ("varied", 1), (str(BY_HAND), 0), (str(WRITER_B), 0)]
-# the file by hand words items of two outlines: the others it says as template, as the
+# the template and the varied voices (made up the same way for every item) run one outline of
+# each (k, subset) cell of the demo (tests/replay/conftest.py): every kind of item and revision
+# said in the voice, at 40 % of the demo's turns; writer-b's file, written item by item, runs all.
+# The file by hand words items of two outlines: the others it says as template, as the
 # template run does (the same text, the same replay), so its run keeps one of them only
 BY_HAND_OUTLINES = {"inventory-01-k1-mh", "inventory-02-k2-sh", "inventory-03-k3-mh"}
 
 
 def oracle_run(spec: str, seed: int, out: Path) -> list[dict]:
-    outlines = [o for o in load_outlines(DEMO / "outlines")
-                if spec != str(BY_HAND) or o.id in BY_HAND_OUTLINES]
+    outlines = load_outlines(DEMO / "outlines")
+    if spec == str(BY_HAND):
+        outlines = [o for o in outlines if o.id in BY_HAND_OUTLINES]
+    elif spec != str(WRITER_B):  # the file words every item: all of them
+        outlines = one_per_cell(outlines)
     voice = check_voice(spec, outlines, seed)
     reader = ContextReader([voiced(o, voice) for o in outlines], DEMO / "inventory",
                            answer_words=0)
