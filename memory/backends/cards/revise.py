@@ -203,6 +203,7 @@ class Reviser:
         self.describing: set[str] = set()  # nodes that describe what their function does
         self.claiming: set[str] = set()  # nodes that say what their function does or must do
         self.near_other: dict[str, float] = {}  # node id -> cosine to another's docstring
+        self.nearest_doc: dict[str, tuple[str, str]] = {}  # claim -> (location, sentence)
         self._described: dict[str, np.ndarray] | None = None
 
     def _current(self) -> None:
@@ -349,7 +350,9 @@ class Reviser:
             if doc is None:
                 continue
             best = int(np.argmax(sims := cosine(own, doc[1])))
-            nearest = max(nearest, float(sims[best]))
+            if float(sims[best]) > nearest:
+                nearest = float(sims[best])
+                self.nearest_doc[text] = (location, doc[0][best])
             if not found and sims[best] >= BORROWED and not ground.misses_its_name(
                     text, doc[0][best], location, subject):
                 found = location
@@ -369,10 +372,15 @@ class Reviser:
         repository does, by contrast with a later claim about it (``new``, whose nearest
         other docstring is at ``new_near``): the earlier one is near another function's
         docstring (``LENT``), nearer by ``LENT_MARGIN`` than the later claim is to any, and
-        nearer to it than to the later claim."""
+        nearer to it than to the later claim; not when it lacks a word by which that
+        sentence names its function (``ground.misses_its_name``, as for borrowed claims)."""
         near = self.near_other.get(old.id, 0.0)
         if near < LENT or near - new_near < LENT_MARGIN:
             return False
+        location, sentence = self.nearest_doc.get(old.content, ("", ""))
+        if not location or ground.misses_its_name(old.content, sentence, location,
+                                                  old.subject):
+            return False  # a sibling's docstring but for the word naming the sibling
         said = float(cosine(new, self._body(old, vectors[old.id])[None, :])[0])
         return said < near
 
