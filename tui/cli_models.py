@@ -130,10 +130,10 @@ def cmd_models(args: argparse.Namespace) -> int:
     except LocalModelError as exc:
         threads = f"unusable: {exc}"
     print(f"threads of the embedded models: {threads} (ENGRAM_LLM_THREADS)")
-    from memory.index.embed import EmbedError, embed_threads
+    from memory.index.embed import EmbedError, embed_threads, embed_workers
 
     try:
-        embedding = str(embed_threads() or "ONNX Runtime's choice, one per physical core")
+        embedding = str(embed_threads() or f"one per core ({embed_workers()})")
     except EmbedError as exc:
         embedding = f"unusable: {exc}"
     print(f"threads of the MiniLM embedder: {embedding} (ENGRAM_EMBED_THREADS)")

@@ -27,6 +27,16 @@ log = logging.getLogger(__name__)
 USER_OPS = ("pin", "unpin", "forget", "edit")
 # when the budget is short, unpinned sections go in this order (the last of a kind first)
 DROP_ORDER = ("repo", "memory", "history", "task")
+# a history section is a chat message of its own: its chat template's role header and end
+# mark cost tokens its text's count leaves out (ChatML in SmolLM2's tokenizer: 5.5 per
+# message, measured on a user turn and an empty answer); a context of many short turns
+# passed the window by them (LoCoMo's ~55 two-message turns in 4,096 tokens: 600 over)
+MESSAGE_TOKENS = 6
+
+
+def cost(section: Section) -> int:
+    """What ``section`` takes of the window: its text, and a history message's template."""
+    return section.tokens + (MESSAGE_TOKENS if section.kind == "history" else 0)
 
 
 class SteeringUnsupported(Exception):
@@ -192,7 +202,7 @@ class Steering:
         for section in pack.sections:
             section.pinned = section.source in self.pins
         left_out: list[str] = []
-        used = sum(s.tokens for s in pack.sections if s.kind != "system")
+        used = sum(cost(s) for s in pack.sections if s.kind != "system")
         for kind in DROP_ORDER:
             group = [s for s in pack.sections if s.kind == kind and not s.pinned]
             if kind == "history":
@@ -200,14 +210,14 @@ class Steering:
             while used > budget and group:
                 dropped = group.pop()
                 pack.sections.remove(dropped)
-                used -= dropped.tokens
+                used -= cost(dropped)
         for pin in reversed(list(self.pins.values())):  # still over: the newest pins go
             if used <= budget:
                 break
             for section in pin.sections:
                 if section in pack.sections:
                     pack.sections.remove(section)
-                    used -= section.tokens
+                    used -= cost(section)
             left_out.append(pin.source)
         history = sorted((s for s in pack.sections if s.kind == "history"), key=_turn_number)
         others = [s for s in pack.sections if s.kind != "history"]

@@ -30,6 +30,17 @@ if TYPE_CHECKING:
     from replay.core.runner import Replay
 
 
+def _questions(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a whole number of questions (1 or more)")
+    return n
+
+
 class LocomoBenchmark(BaseBenchmark):
     name = "locomo"
     columns = (("LoCoMo F1 1-4 ↑", "locomo_f1", 3), ("ev. recall 1-4 ↑", "locomo_recall", 3))
@@ -60,21 +71,27 @@ class LocomoBenchmark(BaseBenchmark):
         group.add_argument("--reader-free", action="store_true",
                            help="LoCoMo: no answers asked of a model; each question's context "
                                 "is built and scored for evidence recall and tokens only")
+        group.add_argument("--questions", type=_questions, default=None, metavar="N",
+                           help="LoCoMo: the first N questions of each conversation only "
+                                "(its whole conversation is still fed; default: all)")
 
     def options(self, args: argparse.Namespace) -> dict[str, Any]:
-        return {"reader_free": bool(getattr(args, "reader_free", False))}
+        return {"reader_free": bool(getattr(args, "reader_free", False)),
+                "questions": getattr(args, "questions", None)}
 
     async def drive(self, replay: Replay, source: Conversation, name: str,
                     repo: RepoIndex | None, result: dict[str, Any], tick: Tick) -> Agent:
         from replay.locomo.drive import run
         from replay.locomo.judge import Judge
 
-        reader_free = bool(options_of(replay.config, self.name).get("reader_free"))
+        options = options_of(replay.config, self.name)
+        reader_free = bool(options.get("reader_free"))
         model = replay.config.judge_model
         judge = Judge(model) if model and not reader_free else None
         agent = replay.agent(source, name, repo)
         result["locomo"] = await run(agent, source, seed=replay.config.seed,
-                                     reader_free=reader_free, judge=judge, tick=tick)
+                                     reader_free=reader_free, judge=judge, tick=tick,
+                                     questions=options.get("questions"))
         if judge is not None:
             result["judge_model"] = model
             result["judge_tokens"] = judge.llm.ledger.tokens

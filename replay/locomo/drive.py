@@ -40,6 +40,10 @@ SYSTEM = (
     "time). Answer with a short phrase, in the conversation's own words where you can.")
 TEMPORAL_HINT = "Use the sessions' dates to answer with an approximate date."
 NOT_MENTIONED = "Not mentioned in the conversation"
+# LoCoMo's evaluation asks its readers for 32 tokens (task_eval/evaluate_gpts.py,
+# num_tokens_request=32): an answer is a short phrase, and a small model left replay's 512
+# rambles on for hundreds of tokens (SmolLM2 on conv-26: answers of up to 300 words)
+ANSWER_TOKENS = 32
 
 
 def said(session: Session, text: str) -> str:
@@ -78,20 +82,25 @@ def _digest(agent: Agent) -> str | None:
 
 
 async def run(agent: Agent, conversation: Conversation, *, seed: int, reader_free: bool,
-              judge: Judge | None, tick: Tick) -> dict[str, Any]:
-    """The conversation's ``locomo`` result: per question, and how the run went."""
+              judge: Judge | None, tick: Tick, questions: int | None = None
+              ) -> dict[str, Any]:
+    """The conversation's ``locomo`` result: per question, and how the run went;
+    ``questions``: the first N of them only (None: all)."""
+    asking = conversation.questions[:questions] if questions else conversation.questions
     turns = len(conversation.turns())
-    total = turns + len(conversation.questions)
+    total = turns + len(asking)
     said = SYSTEM.format(a=conversation.speaker_a, b=conversation.speaker_b)
-    # the agent formats its system prompt with the repository's name: braces kept as said
+    # the agent formats its system prompt with the repository's name: braces kept as said;
+    # answers capped as LoCoMo's evaluation caps them (or lower, by --max-tokens)
     agent.config = dataclasses.replace(
-        agent.config, system_prompt=said.replace("{", "{{").replace("}", "}}"))
+        agent.config, system_prompt=said.replace("{", "{{").replace("}", "}}"),
+        max_answer_tokens=min(agent.config.max_answer_tokens, ANSWER_TOKENS))
     started = time.time()
     fed = await feed(agent, conversation, tick, total)
     fed_seconds = time.time() - started
     before = _digest(agent)
     answers: list[dict[str, Any]] = []
-    for n, question in enumerate(conversation.questions):
+    for n, question in enumerate(asking):
         asked = prompt(question, seed)
         row: dict[str, Any] = {"question": question.id, "category": question.category}
         if reader_free:
@@ -114,7 +123,8 @@ async def run(agent: Agent, conversation: Conversation, *, seed: int, reader_fre
         tick(fed + n + 1, total)
     after = _digest(agent)
     return {"reader_free": reader_free, "turns": fed, "sessions": len(conversation.sessions),
-            "questions": len(answers), "feed_seconds": round(fed_seconds, 3),
+            "questions": len(answers), "answer_tokens": agent.config.max_answer_tokens,
+            "feed_seconds": round(fed_seconds, 3),
             "question_seconds": round(time.time() - started - fed_seconds, 3),
             "state_unchanged": None if before is None else before == after,
             "judge_failures": judge.failures if judge is not None else None,

@@ -10,6 +10,7 @@ import pytest
 
 from memory.backends import registry
 from memory.backends.cards.ground import documented, home, known, module_names, module_of
+from memory.backends.cards.rules import LENT
 from memory.recall.memories import list_cards
 from memory.types import Turn
 from tests.conftest import FORMS, git
@@ -316,6 +317,28 @@ async def test_a_description_borrowed_from_another_function_gives_way(home_env, 
     assert cards.builder.reviser.borrowed_from == {"fact:0:0": "app/urls.py::split_url"}
     own = no_cue(["`split_url` should: Split a URL string into its scheme, host and path "
                   "parts.", "`split_url` should also return the parts as a tuple of strings."])
+    cards = registry.create("cards", home_env())
+    assert await said_in_turns(cards, script, own) == own
+
+
+async def test_a_reworded_claim_of_another_function_gives_way_to_a_later_claim(home_env,
+                                                                              script):
+    """Another writer's rewording of `split_url`'s docstring, said of `charge`, is too far
+    from the docstring to be borrowed (``BORROWED``) but far nearer to it than the later
+    claim about `charge` is to any docstring, and nearer to it than to that claim: it says
+    what `split_url` does (``LENT``), and the later claim replaces it. A rule of `charge`'s
+    own said before its description is nearer to no other function's docstring: it stays."""
+    cards = registry.create("cards", home_env())
+    said = no_cue(["With `charge`, a URL string is split into its scheme, its host and its "
+                   "path.",
+                   "`charge` bills the customer the rounded amount and returns the receipt."])
+    assert await said_in_turns(cards, script, said) == said[1:]
+    reviser, graph = cards.builder.reviser, cards.graph
+    assert not reviser.borrowed_from and reviser.near_other["fact:0:0"] >= LENT
+    assert reviser.lent_by_contrast(graph.nodes["fact:0:0"], reviser.near_other["fact:1:0"],
+                                    reviser.bodies["fact:1:0"], graph.vectors)
+    own = no_cue(["`charge` must refuse a negative amount with a ValueError.",
+                  "`charge` bills the customer the rounded amount and returns the receipt."])
     cards = registry.create("cards", home_env())
     assert await said_in_turns(cards, script, own) == own
 

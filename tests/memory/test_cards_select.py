@@ -7,9 +7,10 @@ import json
 import pytest
 
 from memory.backends import registry
-from memory.backends.cards.card import ACTION_VERBS, Unit, audit, compile_card
+from memory.backends.cards.card import Unit, audit, compile_card
 from memory.backends.cards.graph import ContextGraph, Node
 from memory.backends.cards.pack import pack
+from memory.backends.cards.rules import ACTION_VERBS
 from memory.backends.cards.score import (
     BACKGROUND,
     SEARCH_LEAD,

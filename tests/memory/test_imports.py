@@ -125,3 +125,32 @@ def test_an_index_build_imports_neither_the_lance_rest_client_nor_a_session(tmp_
     # nor the parts of a session (backends, LLM client, agent): `engram index` opens the
     # index alone (memory.index.repo.open_index)
     assert not {"memory.session", "memory.backends", "memory.turn.agent"} & modules
+    # nor GitPython: the refresh's git commands run directly (a quarter of a no-change
+    # reopen's CPU was its import)
+    assert "git" not in modules
+
+
+def test_lancedb_is_imported_without_the_overrides_checks(tmp_path):
+    """On Python 3.11 lancedb's ``@override`` (the ``overrides`` package) disassembles each
+    class body to check every method against its base; the import marks the methods as
+    ``typing.override`` does on 3.12, and leaves the decorator as it was for others. The
+    database still works."""
+    code = ("import sys, overrides\n"
+            "o = sys.modules['overrides.overrides']  # the package names a function so\n"
+            "checked = []\n"
+            "real = o._get_base_class_names\n"
+            "o._get_base_class_names = lambda *a: checked.append(1) or real(*a)\n"
+            "decorator = overrides.override\n"
+            "from memory.store import Store\n"
+            "store = Store(sys.argv[1])\n"
+            "import pyarrow as pa\n"
+            "table = store.table('t', pa.schema([pa.field('id', pa.string())]))\n"
+            "store.add(table, [{'id': 'a'}])\n"
+            "assert store.rows(table, ['id']) == [{'id': 'a'}]\n"
+            "import lancedb.db\n"
+            "assert lancedb.db.LanceDBConnection.open_table.__override__\n"
+            "assert overrides.override is decorator and not checked, len(checked)\n")
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "db")],
+                            capture_output=True, text=True, timeout=120,
+                            cwd=Path(__file__).parents[2])
+    assert result.returncode == 0, result.stderr[-2000:]

@@ -17,15 +17,15 @@ parse, or that does not define the function, raises nothing.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
 from memory.backends.cards.graph import ContextGraph, Node, subject_key
-
-_TAKES = re.compile(r"\btakes \(([^()]*)\)")
-_USES = re.compile(r"\b(?:needs|should reuse|reuses|uses|calls|should call) `([\w.]+)`")
-_NEVER = re.compile(r"\b(?:never|must not|should not|does not|doesn't) raises? `?([A-Z]\w*)`?")
-_RAISES = re.compile(r"(?:^|[:;.]\s*|\bthat |\bit |\bmust |\bshould )[Rr]aises? `?([A-Z]\w*)`?")
+from memory.backends.cards.rules import (
+    ALARM_NEVER,
+    ALARM_RAISES,
+    ALARM_TAKES,
+    ALARM_USES,
+)
 
 
 @dataclass(frozen=True)
@@ -83,19 +83,19 @@ def check(graph: ContextGraph, code: Node) -> list[Alarm]:
     where = f"the code written at turn {code.turn}"
     for fact in current:
         text = fact.statement
-        if (m := _TAKES.search(text)) and _params(m.group(1)) != shape.params:
+        if (m := ALARM_TAKES.search(text)) and _params(m.group(1)) != shape.params:
             alarms.append(Alarm(fact, f"{where} takes ({', '.join(shape.params)})"))
             revived = [old for old in facts if not old.current
-                       and (o := _TAKES.search(old.statement))
+                       and (o := ALARM_TAKES.search(old.statement))
                        and _params(o.group(1)) == shape.params]
             if revived:
                 alarms[-1] = Alarm(fact, alarms[-1].why + f", as {revived[-1].source} said "
                                    f"before this revision")
-        elif (m := _USES.search(text)) and m.group(1).split(".")[-1] not in shape.names:
+        elif (m := ALARM_USES.search(text)) and m.group(1).split(".")[-1] not in shape.names:
             alarms.append(Alarm(fact, f"{where} does not use `{m.group(1)}`"))
-        elif (m := _NEVER.search(text)) and m.group(1) in shape.raised:
+        elif (m := ALARM_NEVER.search(text)) and m.group(1) in shape.raised:
             alarms.append(Alarm(fact, f"{where} raises {m.group(1)}"))
-        elif not _NEVER.search(text) and (m := _RAISES.search(text)) and \
+        elif not ALARM_NEVER.search(text) and (m := ALARM_RAISES.search(text)) and \
                 m.group(1) not in shape.raised:
             alarms.append(Alarm(fact, f"{where} never raises {m.group(1)}"))
     return alarms

@@ -54,6 +54,9 @@ from memory.backends.cards.graph import ContextGraph, Node
 from memory.backends.cards.kept import FORGOTTEN, KeptStore
 from memory.backends.cards.outcomes import TestOutcomes
 from memory.backends.cards.pack import PACKINGS, Packed, pack
+from memory.backends.cards.rules import (
+    ALARM_BOOST,
+)
 from memory.backends.cards.score import (
     Candidate,
     LLMScorer,
@@ -73,7 +76,6 @@ SCORERS = ("proxy", "llm")
 SEARCH_K = 16  # candidates by vector similarity, and as many by lexical overlap
 EXPAND_FROM = 6  # the best candidates whose neighbours join the candidates
 MAX_CARDS = 12
-ALARM_BOOST = 2.0  # a fact the latest code breaks goes before everything, pins included
 SHOWN = {"SUPERSEDE": "DELETE", "RESTORE": "UPDATE"}  # graph events as the memory view marks them
 
 

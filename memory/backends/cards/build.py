@@ -20,7 +20,6 @@ utility scoring and the packing then choose what a context shows.
 from __future__ import annotations
 
 import asyncio
-import re
 import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -43,9 +42,13 @@ from memory.backends.cards.judge import JUDGES, RevisionJudge
 from memory.backends.cards.reading import Lexicon, Reader, Reading
 from memory.backends.cards.rehome import rehome
 from memory.backends.cards.revise import Reviser
-from memory.backends.cards.said import (
+from memory.backends.cards.rules import (
     EXTRACTED_CONFIDENCE,
     FALLBACK_CONFIDENCE,
+    FENCED,
+    LONG_WORD,
+)
+from memory.backends.cards.said import (
     RawFact,
     asks,
     long_statements,
@@ -68,7 +71,6 @@ if TYPE_CHECKING:
 FACT_MODES = ("llm", "said")
 CLIP_CHARS = 2000
 ANSWER_CHARS = 600  # of the assistant's prose the extractor reads (its code: code units)
-_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
 
 
 FACT_PROMPT = """You keep the decision memory of a coding assistant working in a git repository.
@@ -85,8 +87,6 @@ Answer: {"facts": [{"text": "slugify in app/text.py must lower-case its result."
 
 Nothing to keep: {"facts": []}"""
 # {"facts": [{"text": "sentence", "locations": ["path::Qual.name", ...]}]}
-
-_WORD = re.compile(r"\b[A-Za-z_]\w{3,}\b")
 
 
 def _clip(text: str) -> str:
@@ -188,7 +188,7 @@ class GraphBuilder:
         else:
             schema = extract_schema_r(None)
         try:
-            said = replace(turn, assistant=_clip(_FENCED.sub("[code]", turn.assistant)))
+            said = replace(turn, assistant=_clip(FENCED.sub("[code]", turn.assistant)))
             data = await llm.ask_json(FACT_PROMPT, f"{exchange(said, CLIP_CHARS)}\nAnswer:",
                                       schema, name="facts", max_tokens=400)
             return _beside(long, self._parse(data)), ""
@@ -239,7 +239,7 @@ class GraphBuilder:
         elif resolved:
             subject = resolved[0]
         else:  # a plain word that names a function or class of the repository
-            for word in _WORD.findall(text):
+            for word in LONG_WORD.findall(text):
                 if word in self.symbol_names():
                     hit = self.resolve(word)
                     if hit is not None:

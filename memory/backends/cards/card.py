@@ -16,19 +16,19 @@ never shown.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from memory.backends.cards.graph import Node, subject_key
+from memory.backends.cards.rules import (
+    ACTION_VERB,
+    PLACEHOLDER_START,
+    PLACEHOLDERS,
+)
 from memory.backends.cards.score import Judgment
 from memory.backends.cards.text import HEAD, LABELS
 from memory.fences import fenced
 
 LEVELS = ("full", "short", "minimal")
-ACTION_VERBS = ("inspect", "read", "open", "search", "check", "update", "fix", "call", "run",
-                "use", "compare", "look")
-PLACEHOLDERS = frozenset({"todo", "tbd", "unknown", "not available", "n/a", "none", ""})
-_PLACEHOLDER_START = re.compile(r"^(todo|tbd|unknown|not available|n/a|none)\b", re.I)
 EVIDENCE_LINES = 40  # of code shown in a full card
 
 
@@ -97,10 +97,10 @@ def audit(card: Card) -> Audit:
         text = value.strip()
         if not text:
             problems.append(f"{name} missing")
-        elif text.lower().strip(" .:-") in PLACEHOLDERS or _PLACEHOLDER_START.match(text):
+        elif text.lower().strip(" .:-") in PLACEHOLDERS or PLACEHOLDER_START.match(text):
             problems.append(f"{name} is a placeholder")
     hint = card.action_hint.lower()
-    if not any(re.search(rf"\b{verb}\b", hint) for verb in ACTION_VERBS):
+    if not ACTION_VERB.search(hint):
         problems.append("action hint has no action verb")
     return Audit(tuple(problems), round(card.ratio, 4),
                  0 < card.tokens < card.original_tokens)
@@ -121,7 +121,7 @@ def compile_card(node: Node, judgment: Judgment, utility: float,
     scope = ", ".join(dict.fromkeys([*node.locations, *([where] if where else [])])) \
         or "the whole session"
     hint = judgment.with_context_action.strip()
-    if not any(re.search(rf"\b{v}\b", hint.lower()) for v in ACTION_VERBS):
+    if not ACTION_VERB.search(hint.lower()):
         hint = f"use this when you act: {hint}" if hint else f"use this {node.type}"
     origin = node.origin_tokens or node.tokens
     revision = (f" It revises what was said at turn(s) "

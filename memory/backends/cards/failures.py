@@ -4,22 +4,23 @@ keeps each as a failure unit of its graph."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ([\w<>.]+)', re.M)
-_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Warning))\b:?(.*)$")
-_PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?:::(\w+))?(?: - (.+))?$", re.M)
-_PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
-_TRACE_LINE = re.compile(r'^\s*(?:Traceback \(most recent call last\)|File "[^"]+", line \d+)')
+from memory.backends.cards.rules import (
+    ERROR_LINE,
+    PYTEST_E,
+    PYTEST_FAILED,
+    TRACE_FRAME,
+    TRACE_LINE,
+)
 
 
 def failure_line(line: str) -> bool:
     """A line of a traceback or of pytest's failure output (its frames, final error, a
     FAILED or an E line): read by ``failures``, never a statement of the developer's."""
     text = line.strip()
-    return bool(_TRACE_LINE.match(text) or _ERROR_LINE.match(text)
-                or _PYTEST_FAILED.match(text) or _PYTEST_E.match(line))
+    return bool(TRACE_LINE.match(text) or ERROR_LINE.match(text)
+                or PYTEST_FAILED.match(text) or PYTEST_E.match(line))
 
 
 @dataclass
@@ -47,17 +48,17 @@ def failures(text: str) -> list[Failure]:
             i += 1
             while i < len(lines):
                 line = lines[i]
-                match = _ERROR_LINE.match(line.strip()) if not line[:1].isspace() else None
+                match = ERROR_LINE.match(line.strip()) if not line[:1].isspace() else None
                 if match:
-                    frames = [(f, int(n), fn) for f, n, fn in _FRAME.findall("\n".join(block))]
+                    frames = [(f, int(n), fn) for f, n, fn in TRACE_FRAME.findall("\n".join(block))]
                     found.append(Failure(line.strip(), frames))
                     break
                 block.append(line)
                 i += 1
         i += 1
-    for match in _PYTEST_FAILED.finditer(text):
+    for match in PYTEST_FAILED.finditer(text):
         test = f"{match.group(1)}::{match.group(2)}" if match.group(2) else match.group(1)
-        error = match.group(3) or next((m.group(1) for m in _PYTEST_E.finditer(text)), "failed")
+        error = match.group(3) or next((m.group(1) for m in PYTEST_E.finditer(text)), "failed")
         if not any(f.test == test for f in found):
             found.append(Failure(error.strip(), [], test))
     return found

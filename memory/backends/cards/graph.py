@@ -23,79 +23,57 @@ without a subject is compared by meaning alone.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from memory.backends.cards.rules import (
+    ADDITIVE,
+    ARG_LIST,
     CLOSED_WORDS,
-    CONDITION_WORDS,
-    CUE_WORDS,
-    MANY_VALUED_VERBS,
+    CODE_SPAN,
+    CUES,
+    LEAD,
+    LED,
     MASK_CLASS,
     MASK_SUBJECT,
+    NAME_JOINS,
+    NUMBER,
+    PREDICATE,
     PROVISIONAL,
-    PROVISIONAL_WORDS,
-    RETRACTING_CUES,
+    PROVISIONAL_SAID,
+    REMARK,
+    RETRACTING,
     REVISE,
     REVISE_AGAIN,
     REVISE_CUED,
     SIMILAR,
     SIMILAR_EDGES,
+    SPACE_BEFORE_STOP,
+    class_said,
+    function_said,
 )
 from memory.index.embed import cosine
 
 NODE_TYPES = ("fact", "symbol", "file", "code", "failure", "tests", "summary")
 EDGE_TYPES = ("contains", "similar", "conflict", "precondition", "task")
 
-_CUES = re.compile(r"\b(" + "|".join(CUE_WORDS) + ")", re.I)
-
-
-# A statement that says it holds only for a while ("for now", "for a first version"): the
-# next statement of the same predicate about its subject replaces it, cue or not.
-_PROVISIONAL = re.compile(r"\b(" + "|".join(PROVISIONAL_WORDS) + r")\b", re.I)
-_PREDICATE = re.compile(r"`[^`\n]+`[\s,]*([A-Za-z]+)")
-
 
 def provisional(text: str) -> bool:
     """Whether a statement says it holds only until something better is decided."""
-    return bool(_PROVISIONAL.search(text)) and not revision_cue(text)
+    return bool(PROVISIONAL_SAID.search(text)) and not revision_cue(text)
 
 
 def predicate(text: str) -> str:
     """The verb after a statement's first code span ("`f` should ..." -> "should")."""
-    match = _PREDICATE.search(text)
+    match = PREDICATE.search(text)
     return match.group(1).lower() if match else ""
 
 
 def revision_cue(text: str) -> bool:
     """Whether a statement says it revises an earlier one."""
-    return bool(_CUES.search(text))
-
-
-_CODE_SPAN = re.compile(r"`[^`\n]+`")
-_ARGS = re.compile(r"\([^()\n]*\)")
-_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
-_LEAD = re.compile(r"^[^\w`(]+")
-# A remark the developer puts before naming the subject ("Actually, `f` ...", "Change of
-# plan: for `f`: ...", "Scratch that. `f` ..."): a clause without code, set off by
-# punctuation, shortly before the first code span. It says nothing about the slot; a
-# condition ("If empty, `f` ...", "When ..., `f` ...") does, and is kept.
-_REMARK = re.compile(
-    r"^(?!(?:" + "|".join(CONDITION_WORDS) + r")\b)"
-    r"[^`\n]{1,80}[,:;.!?\u2013\u2014]\s+(?=[^`\n,:;.!?]{0,24}`)", re.I)
-# Predicates that hold several values at once: a function may need, reuse or call more
-# than one thing, so a second such statement adds to the first unless it names the same one.
-# Searched in a frame: the verb names a thing of the code, quoted or written as an
-# identifier ("needs `_`", "should reuse the `_`", "calls parse_price", "uses json.loads",
-# "calls helper()", up to two words between: "imports from `_`", "needs both `_`"; what
-# follows "imports" is always a module); prose that merely uses such a verb ("relies on
-# introspection", "use a key function to ...") describes behaviour and is read as such.
-ADDITIVE = re.compile(
-    r"\bimports?\s+[a-z_]|\b(" + "|".join(MANY_VALUED_VERBS) + ")"
-    r"\s+(?:[a-z]+\s+){0,2}(?!e\.g\b|i\.e\b)(?:`_`|[a-z_][\w.]*(?:_\w|\.\w|\(_\)))")
+    return bool(CUES.search(text))
 
 
 def frame(text: str) -> str:
@@ -103,9 +81,9 @@ def frame(text: str) -> str:
 
     Two statements about one subject with the same frame set the same slot
     ("`f` belongs in `a.py`" / "`f` belongs in `b.py`"; "`f` takes (a)" / "(a, b)")."""
-    masked = _CODE_SPAN.sub("`_`", _REMARK.sub("", text.strip(), count=1))
-    masked = _NUMBER.sub("0", _ARGS.sub("(_)", masked))
-    return " ".join(_LEAD.sub("", masked).lower().rstrip(" .;:!").split())
+    masked = CODE_SPAN.sub("`_`", REMARK.sub("", text.strip(), count=1))
+    masked = NUMBER.sub("0", ARG_LIST.sub("(_)", masked))
+    return " ".join(LEAD.sub("", masked).lower().rstrip(" .;:!").split())
 
 
 def closed(text: str) -> bool:
@@ -119,7 +97,7 @@ def _last_cue(text: str) -> tuple[str, str | None]:
     """A statement's last revision cue ("" when none) and what it quotes after a colon:
     the rest of the statement after a cue ending in one ("Not: X"), else what follows
     the first ": " after the cue ("forget this rule: X"); None when there is no colon."""
-    cues = list(_CUES.finditer(text))
+    cues = list(CUES.finditer(text))
     if not cues:
         return "", None
     cue, rest = cues[-1].group(0), text[cues[-1].end():]
@@ -138,17 +116,14 @@ def claim(text: str) -> str:
         return text
     if quoted is not None:
         return quoted or text
-    bare = re.sub(r"\s+([,.;])", r"\1", " ".join(_CUES.sub(" ", text).split())).strip(" ,;")
+    bare = SPACE_BEFORE_STOP.sub(r"\1", " ".join(CUES.sub(" ", text).split())).strip(" ,;")
     return bare or text  # "Actually, X instead." -> "X"
-
-
-_LED = re.compile(r"^[^:`\n]{0,24}`[^`\n]+`[^:`\n]{0,24}:\s+(?=\S)")
 
 
 def body(text: str) -> str:
     """A statement without its lead naming the subject ("For `f`: X" -> "X", "`f`
     should: X" -> "X"), to compare with what a retraction quoted."""
-    match = _LED.match(text.strip())
+    match = LED.match(text.strip())
     return text.strip()[match.end():] if match else text
 
 
@@ -158,21 +133,15 @@ def said_of(text: str, subject: str) -> str:
     read as "the function" and its class as "the class". Two statements about one
     function are compared by this: their shared name would otherwise make any two close
     ("`f` sets the port." / "Next: the parameters of `f`.")."""
-    parts = [p for p in re.split(r"::|\.", subject.rsplit("::", 1)[-1]) if p]
+    parts = [p for p in NAME_JOINS.split(subject.rsplit("::", 1)[-1]) if p]
     said = body(text)
     if not parts or "/" in parts[-1]:
         return said
     *owners, name = parts
-    quote = r"[`'\"\u2018\u2019\u201c\u201d]?"
-    said = re.sub(rf"{quote}(?<![\w.])(?:[\w]+\.)*{re.escape(name)}(?:\(\))?(?![\w]){quote}",
-                  MASK_SUBJECT, said)
+    said = function_said(name).sub(MASK_SUBJECT, said)
     for owner in owners:
-        said = re.sub(rf"{quote}(?<![\w.]){re.escape(owner)}(?![\w.])(?:['\u2019]s\b|{quote})",
-                      MASK_CLASS, said)
+        said = class_said(owner).sub(MASK_CLASS, said)
     return " ".join(said.split())
-
-
-_RETRACTING = re.compile(r"^(?:" + "|".join(RETRACTING_CUES) + ")", re.I)
 
 
 def quotes(text: str) -> bool:
@@ -181,7 +150,7 @@ def quotes(text: str) -> bool:
     X is what it retracts. A replacing cue ("Correction: X", "Actually, for `f`: X")
     introduces the new value, not a quote."""
     cue, quoted = _last_cue(text)
-    return bool(cue) and bool(_RETRACTING.match(cue)) and quoted is not None
+    return bool(cue) and bool(RETRACTING.match(cue)) and quoted is not None
 
 
 def slot(text: str) -> str:
@@ -190,7 +159,7 @@ def slot(text: str) -> str:
     shape = frame(text)
     if not shape or not ADDITIVE.search(shape):
         return shape
-    spans = _CODE_SPAN.findall(text)
+    spans = CODE_SPAN.findall(text)
     return f"{shape} | {spans[1].lower() if len(spans) > 1 else ''}"
 
 

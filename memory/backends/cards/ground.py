@@ -22,15 +22,23 @@ another either (``RepoReader.used_together``): neither is a close replacement of
 from __future__ import annotations
 
 import ast
-import re
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
+from memory.backends.cards.rules import (
+    ANY_SPAN,
+    DEF_LINE,
+    NAME_SPAN,
+    NOT_ALNUM,
+    PLAIN_WORD,
+    PY_FILE,
+    RST_EMPHASIS,
+    RST_LITERAL,
+    RST_ROLE,
+    SENTENCE_BREAK,
+)
 from memory.index.repo import LocationRefused, RepoIndex
-
-_SPAN = re.compile(r"`([^`\n]+)`")
-_FILE = re.compile(r"^[\w./-]+\.pyi?$")
 
 
 def module_names(source: str) -> frozenset[str]:
@@ -99,14 +107,14 @@ def known(name: str, module: str, names: frozenset[str]) -> bool:
         return True
     if not module:
         return False
-    wanted = module_of(module) if _FILE.match(module) else _dotted(module.strip("."))
+    wanted = module_of(module) if PY_FILE.match(module) else _dotted(module.strip("."))
     return bool(wanted & names)
 
 
 def _module_key(module: str) -> str:
     """A module as said, dotted: ``app/money.py`` and ``app.money`` both ``app.money``."""
     module = module.strip().strip("`").lower()
-    if _FILE.match(module):
+    if PY_FILE.match(module):
         parts = [*PurePosixPath(module.removeprefix("./")).parent.parts,
                  PurePosixPath(module).stem]
         return ".".join(p for p in parts if p != "__init__")
@@ -123,7 +131,7 @@ def same_module(a: str, b: str) -> bool:
         return False
     if x == y:
         return True
-    is_file = (bool(_FILE.match(a.strip().strip("`"))), bool(_FILE.match(b.strip().strip("`"))))
+    is_file = (bool(PY_FILE.match(a.strip().strip("`"))), bool(PY_FILE.match(b.strip().strip("`"))))
     if is_file[0] == is_file[1]:
         return False  # two files, or two dotted names: equal or not the same
     path, name = (x, y) if is_file[0] else (y, x)
@@ -135,23 +143,16 @@ def home(statements: Iterable[str], is_file: Callable[[str], bool]) -> str:
     ``statements`` (oldest first) that names one (``is_file``: whether a path is a file
     of the repository); "" when none does."""
     for text in reversed(list(statements)):
-        for span in _SPAN.findall(text):
-            if _FILE.match(span) and is_file(span):
+        for span in NAME_SPAN.findall(text):
+            if PY_FILE.match(span) and is_file(span):
                 return span
     return ""
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_ROLE = re.compile(r":[\w.:-]+:`~?([^`]+)`")  # :exc:`ValueError` -> `ValueError`
-_LITERAL = re.compile(r"``([^`]+)``")  # ``False`` -> `False`
-_EMPHASIS = re.compile(  # *text* -> text; not "*args and **kwargs", not "2 * 3"
-    r"(?<![\w*])\*{1,2}([^*\s](?:[^*]*?[^*\s])?)\*{1,2}(?![\w*])")
 
 
 def _unmarked(text: str) -> str:
     """Docstring prose as a developer would say it: RST roles, literals and emphasis as
     plain text and code spans."""
-    return _EMPHASIS.sub(r"\1", _LITERAL.sub(r"`\1`", _ROLE.sub(r"`\1`", text)))
+    return RST_EMPHASIS.sub(r"\1", RST_LITERAL.sub(r"`\1`", RST_ROLE.sub(r"`\1`", text)))
 
 
 def documented(code: str) -> list[str]:
@@ -177,18 +178,15 @@ def documented(code: str) -> list[str]:
         if lines:
             prose.append(" ".join(lines))
     said = [doc.split("\n\n", 1)[0].strip(),
-            *(s.strip() for p in prose for s in _SENTENCE_END.split(p))]
+            *(s.strip() for p in prose for s in SENTENCE_BREAK.split(p))]
     return list(dict.fromkeys(s for s in said if s))
-
-
-_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def|class)\b", re.M)
 
 
 def parsed(code: str) -> ast.Module | None:
     """The syntax tree of a function's code as the index keeps it: from its first line
     (a decorator, or ``def``) in column 0, the rest as indented in its file; None when it
     does not parse."""
-    found = _DEF.search(code)
+    found = DEF_LINE.search(code)
     try:
         return ast.parse(textwrap.dedent((found.group(1) if found else "") + code))
     except (SyntaxError, ValueError):
@@ -261,10 +259,6 @@ class RepoReader:
         return [(h.chunk.location, h.chunk.code) for h in self.repo.functions(text, k)]
 
 
-_PLAIN_WORD = re.compile(r"[A-Za-z]{3,}")
-_ANY_SPAN = re.compile(r"`[^`]*`")
-
-
 def misses_its_name(claim: str, sentence: str, location: str, subject: str) -> bool:
     """Whether ``claim`` lacks a word by which ``sentence``, from the docstring of the
     function at ``location``, names that function: a plain word (outside code spans, three
@@ -273,10 +267,10 @@ def misses_its_name(claim: str, sentence: str, location: str, subject: str) -> b
     Siblings share a docstring but for such words: a claim without them is not the
     other one's description."""
     def bare(name: str) -> str:
-        return re.sub(r"[^a-z0-9]", "", name.rsplit("::", 1)[-1].rsplit(".", 1)[-1].lower())
+        return NOT_ALNUM.sub("", name.rsplit("::", 1)[-1].rsplit(".", 1)[-1].lower())
 
     def words(text: str) -> set[str]:  # plain words, lower case, code spans left out
-        return {w.lower() for w in _PLAIN_WORD.findall(_ANY_SPAN.sub(" ", text))}
+        return {w.lower() for w in PLAIN_WORD.findall(ANY_SPAN.sub(" ", text))}
 
     own, theirs = bare(location), bare(subject)
     return any(w in own and w not in theirs for w in words(sentence) - words(claim))

@@ -4,14 +4,17 @@ how alike two names are, and whether two alike names are alternatives for one an
 from __future__ import annotations
 
 import difflib
-import re
 
-_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+from memory.backends.cards.rules import (
+    EXCEPTION_END,
+    EXCEPTION_WORD,
+    NAME_PART,
+)
 
 
 def parts(name: str) -> list[str]:
     """The words of a name's last part, lower case (``LRUCache`` -> lru, cache)."""
-    return [p.lower() for p in _PART.findall(name.split(".")[-1])]
+    return [p.lower() for p in NAME_PART.findall(name.split(".")[-1])]
 
 
 def kind(name: str, code: str = "") -> str:
@@ -21,9 +24,9 @@ def kind(name: str, code: str = "") -> str:
     head = code.lstrip().split("\n", 1)[0] if code else ""
     if head.startswith("class "):
         bases = head.split("(", 1)[1] if "(" in head else ""
-        return "exception" if re.search(r"(Error|Exception|Warning)\b", bases + last) \
+        return "exception" if EXCEPTION_WORD.search(bases + last) \
             else "class"
-    if re.search(r"(Error|Exception|Warning)$", last):
+    if EXCEPTION_END.search(last):
         return "exception"
     if last.isupper() and len(last) > 1:
         return "constant"

@@ -15,17 +15,21 @@ and rarely what the answer used.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memory.backends.cards.card import LEVELS, Audit, Card, Unit, audit, card_key
 from memory.backends.cards.graph import Node, slot
 from memory.backends.cards.group import group_facts
+from memory.backends.cards.rules import (
+    BRIEF_NECESSITY,
+    MIN_AFTER,
+    MIN_FIRST,
+    REDUNDANT,
+    STALE_FLOOR,
+    WORD_CHARS,
+)
 
-MIN_FIRST, MIN_AFTER, STALE_FLOOR = 0.02, 0.06, 0.12  # CICL's BudgetPolicy
-REDUNDANT = 0.82  # word-set Jaccard from which a unit repeats a selected one
-BRIEF_NECESSITY = 0.4  # repository code less necessary than this shows its signature
 REPO_KINDS = ("symbol", "file")
 PACKINGS = ("post", "pre")
 
@@ -43,7 +47,7 @@ class Packed:
 
 
 def _words(text: str) -> set[str]:
-    return set(re.findall(r"\w+", text.lower()))
+    return set(WORD_CHARS.findall(text.lower()))
 
 
 def _redundant(node: Node, kept: list[Node]) -> bool:

@@ -19,19 +19,21 @@ of one aspect about one function set the same slot.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from memory.backends.cards import rules, spoken
 from memory.backends.cards.names import kind
+from memory.backends.cards.rules import (
+    ACTING,
+    ARGS_INSIDE,
+    DOUBLE_ARTICLE,
+    MASKED_PLACES,
+    PARAM,
+)
 from memory.backends.cards.spoken import Lexicon, Token, pairs, split_dotted
 from memory.index.embed import Embedder, cosine
-
-_PARAM = re.compile(r"^\s*(?:\*{0,2}[A-Za-z_]\w*(?:\s*:\s*[\w.\[\], |]+?)?"
-                    r"(?:\s*=\s*[^,()]+)?|\*|/)\s*$")
-_ARGS = re.compile(r"\(([^()\n]*)\)")
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,6 @@ class _Draft:
     masked: str = ""
 
 
-
-
 def _draft(text: str, lexicon: Lexicon) -> _Draft:
     tokens = spoken.tokens(text, lexicon)
     names = [i for i, t in enumerate(tokens) if t.kind == "name"]
@@ -140,7 +140,7 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     able = [i for i in names if i not in sources and not _in_args(text, tokens[i])
             and tokens[i].text not in lexicon.modules and not tokens[i].text.isupper()]
     by = [i for i in able if _after_word(lower, tokens[i], rules.AGENT_WORDS)]
-    acting = [i for i in able if re.match(_ACTING, lower[tokens[i].end:])]
+    acting = [i for i in able if ACTING.match(lower[tokens[i].end:])]
     scoped = [[i for i in able if _after_word(lower, tokens[i], words)]
               for words in rules.SCOPE_WORDS]
     pick = next(c for c in (known, by, acting, *scoped, able, names) if c)[0]
@@ -191,9 +191,6 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     return draft
 
 
-_ACTING = r"[`'\"]?\s+(?:" + "|".join(rules.ACTING_WORDS) + r")\b"
-
-
 def _resolves(name: str, sourced: bool, lexicon: Lexicon) -> bool:
     """Whether a name can be a dependency: the repository has it, it is a module, it is
     said to come from somewhere ("g from m", ``m.g``), or it is spelled as a class, an
@@ -217,13 +214,13 @@ def _in_args(text: str, token: Token) -> bool:
 
 def _parameter_list(inner: str) -> bool:
     """Whether the text inside parentheses is a list of parameters ("", "a, b=1", "*args")."""
-    return not inner.strip() or all(_PARAM.match(p) for p in inner.split(","))
+    return not inner.strip() or all(PARAM.match(p) for p in inner.split(","))
 
 
 def _parameters(text: str, tokens: list[Token], subject: int) -> str | None:
     """The parameter list a statement gives: a parenthesised list of parameters (or
     "()"), not right after another name (a call of it)."""
-    for m in _ARGS.finditer(text):
+    for m in ARGS_INSIDE.finditer(text):
         if not _parameter_list(m.group(1)):
             continue
         inner = m.group(1).strip()
@@ -261,10 +258,9 @@ def _masked(text: str, tokens: list[Token], subject: int, places: set[int],
                    rules.MASKS["module"] if i in places else _mask(t.text, lexicon))
         at = t.end
     out.append(text[at:])
-    masked = _ARGS.sub(lambda m: " " + rules.MASK_ARGS if _parameter_list(m.group(1))
+    masked = ARGS_INSIDE.sub(lambda m: " " + rules.MASK_ARGS if _parameter_list(m.group(1))
                        else m.group(0), "".join(out))
-    masked = re.sub(r"\b(?:a|an|the)\s+(?=(?:the|an)\b)", "", masked, flags=re.I)
-    for mask in (rules.MASK_PLACE, rules.MASKS["module"]):  # "the that file module"
-        masked = re.sub(r"\b(?:the\s+)?" + re.escape(mask) + r"(?:\s+(?:"
-                        + "|".join(rules.MODULE_WORDS) + r"))?\b", mask, masked)
+    masked = DOUBLE_ARTICLE.sub("", masked)
+    for said, mask in MASKED_PLACES:  # "the that file module"
+        masked = said.sub(mask, masked)
     return " ".join(masked.split())

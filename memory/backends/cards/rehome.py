@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from memory.backends.cards.graph import ADDITIVE, ContextGraph, Node, frame, subject_key
+from memory.backends.cards.graph import ContextGraph, Node, frame, subject_key
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.revise import Reviser
+from memory.backends.cards.rules import ADDITIVE
 from memory.backends.cards.uses import contradicts_use, negates_use, same_dependency
 from memory.index.embed import cosine
 

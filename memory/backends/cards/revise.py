@@ -36,6 +36,14 @@ one supersedes the earlier when:
   a later statement about the subject that is not itself borrowed, and does not say it
   adds (in its first sentence), replaces it, be either a value statement ("must be
   `unicode`") or not. A statement about the function itself is never borrowed;
+- **lent**: the earlier one, a claim of what the function does or must do (not a value
+  nor a dependency), lies near a sentence of another function's docstring (``LENT``),
+  nearer by ``LENT_MARGIN`` than the later claim lies to any, and nearer to that
+  docstring than to the later claim: it is another writer's rewording of what the other
+  function does (too far from its docstring to be **borrowed**), and the later claim
+  about the function, which says what the function itself does or must do (its nearest
+  prototypes are behaviour's or constraint's), replaces it. A rule of the function's own
+  lies near no other docstring and stays;
 - **description**: both describe what the function does (read by meaning, its name
   masked: closer to the behaviour prototypes than to the constraint and dependency ones
   by ``DESCRIBES``), neither a value statement, the later one not saying it adds ("also
@@ -58,7 +66,6 @@ new description or an added detail?).
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -79,7 +86,7 @@ from memory.backends.cards.ground import RepoReader, documented, home, known, mo
 from memory.backends.cards.judge import RevisionJudge
 from memory.backends.cards.names import kind, name_similarity, swapped
 from memory.backends.cards.rules import (
-    ADDING_WORDS,
+    ADDS,
     ASPECT_MARGIN,
     BORROW_SEARCH,
     BORROWED,
@@ -87,7 +94,10 @@ from memory.backends.cards.rules import (
     CONVENTION,
     DESCRIBED_APART,
     DESCRIBES,
+    FIRST_SENTENCE,
     JUDGED_AT_MOST,
+    LENT,
+    LENT_MARGIN,
     NAME_CLOSE,
     NAME_NEAR,
     PARAPHRASE,
@@ -96,6 +106,11 @@ from memory.backends.cards.rules import (
     RESTATE_MIN,
     RESTATE_WORDS,
     ROLE_CLOSE,
+    SINGLE_OR_UNCLEAR,
+    VALUE,
+    VALUE_ASPECTS,
+    WORD_RUN,
+    subject_said,
 )
 from memory.backends.cards.rules import REVISION_ASPECTS as ASPECTS
 from memory.backends.cards.uses import (
@@ -106,33 +121,25 @@ from memory.backends.cards.uses import (
 )
 from memory.index.embed import Embedder, cosine
 
-SINGLE_OR_UNCLEAR = ("behaviour", "")  # what a later description may replace (judge)
-_ADDS = re.compile(r"\b(" + "|".join(ADDING_WORDS) + r")\b", re.I)
-
-_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\"'])")
-_VALUE = re.compile(r"`[^`\n]+`|\"[^\"\n]*\"|'[^'\n]*'|\b\d+(?:\.\d+)?\b|"
-                    r"\b[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b\w+_\w+\b")
-_WORDS = re.compile(r"[A-Za-z0-9_.]+")
-
 
 def _without_subject(text: str, subject: str) -> str:
     key = subject_key(subject)
     if not key:
         return text
-    return re.sub(rf"`?[\w./:]*\b{re.escape(key)}\b(?:\(\))?`?", " ", text, flags=re.I)
+    return subject_said(key).sub(" ", text)
 
 
 def words(text: str, subject: str = "") -> list[str]:
     """The lower-cased words of a statement, its subject's name left out."""
-    return [w.lower().strip(".") for w in _WORDS.findall(_without_subject(text, subject))
+    return [w.lower().strip(".") for w in WORD_RUN.findall(_without_subject(text, subject))
             if w.strip(".")]
 
 
 def value_frame(text: str, subject: str = "") -> str:
     """A statement with every value masked (code spans, quoted strings, numbers, CamelCase
     and snake_case names): two statements with the same value frame differ only in values."""
-    masked = _VALUE.sub(" _ ", _without_subject(text, subject))
-    return " ".join(w.lower() for w in _WORDS.findall(masked))
+    masked = VALUE.sub(" _ ", _without_subject(text, subject))
+    return " ".join(w.lower() for w in WORD_RUN.findall(masked))
 
 
 def restates(new: str, old: str, subject: str, sim: float) -> float:
@@ -157,7 +164,7 @@ def adds(text: str) -> bool:
     "Also, `f` ..."): in its first sentence, which relates it to what came before; a
     later sentence's "also" adds to the statement's own first one ("`f` should: Return
     the files under a directory. Also supports globs.")."""
-    return bool(_ADDS.search(_FIRST_SENTENCE.split(text, 1)[0]))
+    return bool(ADDS.search(FIRST_SENTENCE.split(text, 1)[0]))
 
 
 @dataclass
@@ -194,6 +201,9 @@ class Reviser:
         self.close_under: set[str] = set()  # nodes a close name replaced (``at_hand``)
         self._read_at = reader.generation if reader is not None else 0
         self.describing: set[str] = set()  # nodes that describe what their function does
+        self.claiming: set[str] = set()  # nodes that say what their function does or must do
+        self.near_other: dict[str, float] = {}  # node id -> cosine to another's docstring
+        self.nearest_doc: dict[str, tuple[str, str]] = {}  # claim -> (location, sentence)
         self._described: dict[str, np.ndarray] | None = None
 
     def _current(self) -> None:
@@ -231,13 +241,16 @@ class Reviser:
         """Whether a statement's body (its subject masked) describes what the function
         does rather than a rule it keeps or a dependency it has: closer to the behaviour
         prototypes than to those of ``DESCRIBED_APART`` by ``DESCRIBES``."""
+        scores = self._prototype_scores(vector)
+        rival = max(scores[a] for a in DESCRIBED_APART)
+        return scores["behaviour"] - rival >= DESCRIBES
+
+    def _prototype_scores(self, vector: np.ndarray) -> dict[str, float]:
         if self._described is None:
             self._described = {a: np.asarray(self.embedder.embed(list(group)),
                                              dtype=np.float32)
                                for a, group in PROTOTYPES.items()}
-        scores = {a: float(np.max(cosine(vector, p))) for a, p in self._described.items()}
-        rival = max(scores[a] for a in DESCRIBED_APART)
-        return scores["behaviour"] - rival >= DESCRIBES
+        return {a: float(np.max(cosine(vector, p))) for a, p in self._described.items()}
 
     # -- dependencies -------------------------------------------------------------------
     def _code_vector(self, name: str) -> np.ndarray | None:
@@ -314,15 +327,17 @@ class Reviser:
             self._module_names[where] = module_names(self.reader.source(where))
         return self._module_names[where] or None
 
-    def borrowed(self, text: str, subject: str, own: np.ndarray) -> str:
+    def borrowed(self, text: str, subject: str, own: np.ndarray) -> tuple[str, float]:
         """The location of another function of the repository whose docstring says what
-        ``text`` (vector ``own``, without its lead) claims about ``subject``; "" when none
-        does (or no repository search was given)."""
+        ``text`` (vector ``own``, without its lead) claims about ``subject`` ("" when none
+        does, or no repository search was given), and the highest cosine of the claim to
+        a sentence of another function's docstring among those searched (0 when none)."""
         if self.reader is None:
-            return ""
+            return "", 0.0
         self._current()
         mine = subject_key(subject)  # searched by the claim alone: the subject's name
         # would rank the functions named like it first, not the one the claim describes
+        found, nearest = "", 0.0
         for location, code in self.reader.functions(_without_subject(body(text), subject),
                                                     BORROW_SEARCH):
             if subject_key(location) == mine:
@@ -335,10 +350,39 @@ class Reviser:
             if doc is None:
                 continue
             best = int(np.argmax(sims := cosine(own, doc[1])))
-            if sims[best] >= BORROWED and not ground.misses_its_name(
+            if float(sims[best]) > nearest:
+                nearest = float(sims[best])
+                self.nearest_doc[text] = (location, doc[0][best])
+            if not found and sims[best] >= BORROWED and not ground.misses_its_name(
                     text, doc[0][best], location, subject):
-                return location
-        return ""
+                found = location
+        return found, nearest
+
+    def claims(self, vector: np.ndarray) -> bool:
+        """Whether a statement's body says what its function does or must do rather than
+        naming a value (a place, parameters, a dependency): its nearest prototypes are
+        behaviour's or constraint's."""
+        scores = self._prototype_scores(vector)
+        return max(scores["behaviour"], scores["constraint"]) \
+            > max(scores[a] for a in VALUE_ASPECTS)
+
+    def lent_by_contrast(self, old: Node, new_near: float, new: np.ndarray,
+                         vectors: dict[str, np.ndarray]) -> bool:
+        """Whether an earlier claim about a function says what another function of the
+        repository does, by contrast with a later claim about it (``new``, whose nearest
+        other docstring is at ``new_near``): the earlier one is near another function's
+        docstring (``LENT``), nearer by ``LENT_MARGIN`` than the later claim is to any, and
+        nearer to it than to the later claim; not when it lacks a word by which that
+        sentence names its function (``ground.misses_its_name``, as for borrowed claims)."""
+        near = self.near_other.get(old.id, 0.0)
+        if near < LENT or near - new_near < LENT_MARGIN:
+            return False
+        location, sentence = self.nearest_doc.get(old.content, ("", ""))
+        if not location or ground.misses_its_name(old.content, sentence, location,
+                                                  old.subject):
+            return False  # a sibling's docstring but for the word naming the sibling
+        said = float(cosine(new, self._body(old, vectors[old.id])[None, :])[0])
+        return said < near
 
     def foreign(self, text: str, names: frozenset[str] | None) -> bool:
         """Whether the dependency a statement names is foreign to a module that knows
@@ -358,8 +402,13 @@ class Reviser:
         shut = closed(node.statement)
         self.aspects[node.id] = mine = "" if additive or shut else self.aspect(own)
         self.bodies[node.id] = np.asarray(own, dtype=np.float32)
-        lent = "" if additive or not node.subject else self.borrowed(
+        lent, near_other = ("", 0.0) if additive or not node.subject else self.borrowed(
             node.content, node.subject, own)
+        self.near_other[node.id] = near_other
+        claiming = not additive and not shut and bool(node.subject) \
+            and not adds(node.content) and self.claims(own)
+        if claiming:
+            self.claiming.add(node.id)
         if lent:
             self.borrowed_from[node.id] = lent
         # a description: not a value, nor an addition ("also ..."), a detail beside one
@@ -389,6 +438,10 @@ class Reviser:
                 continue
             if other.id in self.borrowed_from and not lent and not adds(node.content):
                 found.append(Revision(other, sim, "borrowed", uncertain=True))
+                continue
+            if claiming and not closed(other.statement) and self.lent_by_contrast(
+                    other, near_other, own, vectors):
+                found.append(Revision(other, sim, "lent", uncertain=True))
                 continue
             if describing and other.id in self.describing and not lent \
                     and not closed(other.statement):

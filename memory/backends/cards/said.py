@@ -8,17 +8,25 @@ line that only points at code ("(See `a.py::f`.)").
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from memory.backends.cards import rules
 from memory.backends.cards.failures import failure_line
+from memory.backends.cards.rules import (
+    BARE_PATH,
+    HEADING,
+    MODAL,
+    NAMED_SPAN,
+    OPENER,
+    POINTING_WORDS,
+    PUNCTUATION,
+    QUESTION,
+    SAID_CONFIDENCE,
+    SAID_WORD,
+    SENTENCE_BREAK,
+)
 from memory.backends.mem0 import MAX_STATEMENTS, developer_lines, fact_key
 from memory.backends.mem0r import exchange_names
-
-EXTRACTED_CONFIDENCE = 0.9  # a fact the extractor chose
-FALLBACK_CONFIDENCE = 0.6  # a developer sentence kept because the extractor failed
-SAID_CONFIDENCE = EXTRACTED_CONFIDENCE  # a statement kept as said by choice (cards_facts)
 
 FACT_CHARS = 300  # the longest fact the extraction schema lets a model write
 
@@ -31,20 +39,14 @@ class RawFact:
     said: str = ""  # the whole sentence group it came from, when questions were cut off
 
 
-_QUESTION = re.compile(r"^(?:" + "|".join(rules.QUESTION_WORDS + rules.MODAL_WORDS) + r")\b",
-                       re.I)
-_MODAL = re.compile(r"^(?:" + "|".join(rules.MODAL_WORDS) + r")\b\s*", re.I)
-_WORD = re.compile(r"[`'\"]?([\w.'/:-]+)(?:\(\))?[`'\"]?")
-
-
 def _requests(question: str) -> bool:
     """Whether a question led by a modal asks for something: a verb other than "be" or
     "have" follows its subject ("Can `f` reuse `g`?", "Could you make f return UTC?",
     "How about putting f in m.py?"), not "Could `f` be simpler?" nor "What about `f`?"."""
-    found = _MODAL.match(question)
+    found = MODAL.match(question)
     if found is None:
         return False
-    words = [w.lower() for w in _WORD.findall(question[found.end():].rstrip("?"))]
+    words = [w.lower() for w in SAID_WORD.findall(question[found.end():].rstrip("?"))]
     if " " not in found.group(0).strip():  # a modal: its subject comes first
         skipped = 0
         while words and words[0] in rules.PRONOUNS:
@@ -56,33 +58,23 @@ def _requests(question: str) -> bool:
     return bool(words) and words[0] not in rules.STATE_VERBS and len(words) >= 2
 
 
-_OPENER = re.compile(r"^[^,:?`]{0,40}?[,:]\s+")  # "Also, ", "Moving on: "
-
-
-_HEADING = re.compile(r"^(?:" + "|".join(rules.HEADING_WORDS) + r")\b[^,;]*$",  # no clause after
-                      re.I)
-
-
 def asks(sentence: str) -> bool:
     """A plain question ("Also, what does slugify do?") or a heading worded as one
     ("Where `slugify` should live."): neither states a fact. A request phrased as a
     question ("Can you make parse_date return UTC?") does: it says what is wanted."""
     text = sentence.strip()
-    bare = _OPENER.sub("", text, count=1)
+    bare = OPENER.sub("", text, count=1)
     if not text.endswith("?"):
-        return len(bare.split()) <= 8 and bool(_HEADING.match(bare))
+        return len(bare.split()) <= 8 and bool(HEADING.match(bare))
     if _requests(bare) or _requests(text):
         return False
-    return bool(_QUESTION.match(text) or _QUESTION.match(bare))
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+    return bool(QUESTION.match(text) or QUESTION.match(bare))
 
 
 def without_questions(text: str) -> str:
     """``text`` without its question sentences ("How is `a.py` organised? A short overview
     is enough." -> "A short overview is enough."); "" when it only asks."""
-    return " ".join(p for p in _SENTENCE.split(text.strip()) if p and not asks(p))
+    return " ".join(p for p in SENTENCE_BREAK.split(text.strip()) if p and not asks(p))
 
 
 def long_statements(text: str) -> list[str]:
@@ -93,15 +85,6 @@ def long_statements(text: str) -> list[str]:
         if len(line) > FACT_CHARS:
             found.append(line)
     return list(dict.fromkeys(found))
-
-
-# the words a line that only points at places may have beside its names ("(See `a.py`,
-# `b.py::f`.)", "see also app/db.py")
-_POINTING = rules.POINTING_WORDS
-_NAMED_SPAN = re.compile(r"`[\w./:-]+`")  # a code span holding one name or path, no code
-_BARE_PATH = re.compile(r"(?<![\w`/])[\w.-]+(?:/[\w.-]+)*\.pyi?(?:::[\w.]+)?(?![\w`])"
-                        r"|(?<![\w`/])[\w.-]+/[\w./-]*\w(?:::[\w.]+)?(?![\w`])")
-_PUNCTUATION = re.compile(r"[()\[\],.;!]")
 
 
 def pointed(line: str) -> list[str] | None:
@@ -115,8 +98,8 @@ def pointed(line: str) -> list[str] | None:
     names = exchange_names(text)
     if not names:
         return None
-    rest = _PUNCTUATION.sub(" ", _BARE_PATH.sub(" ", _NAMED_SPAN.sub(" ", text)))
-    return names if all(w.lower() in _POINTING for w in rest.split()) else None
+    rest = PUNCTUATION.sub(" ", BARE_PATH.sub(" ", NAMED_SPAN.sub(" ", text)))
+    return names if all(w.lower() in POINTING_WORDS for w in rest.split()) else None
 
 
 def said_statements(text: str) -> list[RawFact]:

@@ -26,29 +26,26 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.backends._topics import terms
 from memory.backends.cards.graph import ContextGraph, Node, subject_key
+from memory.backends.cards.rules import (
+    BACKGROUND,
+    COST_RISK,
+    COST_TOKENS,
+    SEARCH_LEAD,
+    TYPE_PRIOR,
+    W_COST,
+    W_NECESSITY,
+    W_RISK,
+    W_SHIFT,
+    W_UPLIFT,
+)
 from memory.llm.client import LLMError
 from memory.llm.lenient_json import MalformedJSON
 
 if TYPE_CHECKING:
     from memory.llm.client import LLM
 
-W_SHIFT, W_NECESSITY, W_UPLIFT, W_RISK, W_COST = 0.34, 0.26, 0.28, 0.22, 0.08
-COST_TOKENS = 1000  # tokens at which the token part of the cost reaches 1
-COST_RISK = 0.2  # share of the negative-transfer risk counted as cost
 LEVELS = (0.0, 0.25, 0.5, 0.75, 1.0)  # what a constrained judge may answer
 REPO_TYPES = ("symbol", "file")
-# Background: repository code that neither the query nor a fact about what it names
-# points at, and, when the query names a subject, a unit about another subject. It may
-# inform the answer; it rarely changes the next action (shift and necessity scaled).
-BACKGROUND = 0.25
-# a query that names no subject keeps the repository search's first SEARCH_LEAD hits (its
-# own hybrid ranking, not the unit's cosine) in the foreground: a where-is question in the
-# developer's words got one test card and never the function before (webcolors'
-# normalize_hex, the index's first hit, at utility 0.04 under the floor); all hits in the
-# foreground cost +9 % (demo) and +16 % (rfc3986, varied) prompt tokens for the same recall
-SEARCH_LEAD = 1
-TYPE_PRIOR = {"fact": 0.15, "failure": 0.15, "tests": 0.15, "summary": 0.1, "code": 0.1,
-              "symbol": 0.0, "file": 0.0}
 
 
 @dataclass

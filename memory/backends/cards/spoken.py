@@ -7,23 +7,30 @@ reading of statements (``reading``) builds on these."""
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from memory.backends.cards import rules
-
-_TOKEN = re.compile(
-    r"`([^`\n]+)`"  # a code span
-    r"|(?<![\w'\"])['\"\u2018\u201c]([A-Za-z_][\w./:-]*(?:\(\))?)['\"\u2019\u201d](?![\w])"
-    r"|(?<![\w./'\u2019-])([A-Za-z_][\w./:-]*(?:\(\))?)")  # a bare word, path or dotted name
-_NAME_LIKE = re.compile(r"^[A-Za-z_][\w.:/-]*$")
-_PATH = re.compile(r"^[\w.-]+(?:/[\w.-]+)*\.pyi?$|^[\w.-]+(?:/[\w.-]+)+$")
-_CODE_SPELLING = re.compile(r"_|[a-z][A-Z]|^[A-Z][a-z0-9]+[A-Z]|\w\.\w")
-_DETERMINED = re.compile(r"\b(?:" + "|".join(rules.DETERMINERS) + r")\s+$", re.I)
-_SENTENCE_START = re.compile(r"(?:^|[.:;!?(]\s*)\W*$")
-
+from memory.backends.cards.rules import (
+    CLOSED_SOURCE,
+    CODE_SPELLING,
+    DETERMINED,
+    FROM_BEFORE,
+    FROM_IMPORT_BEFORE,
+    FROM_WORD,
+    FRONTED,
+    IMPORT_BEFORE,
+    IMPORT_OR_FROM_BEFORE,
+    IMPORT_WORD,
+    NAME_LIKE,
+    ON_CLASS,
+    OWNED,
+    PATH,
+    SENTENCE_START,
+    SOURCE_AFTER,
+    TOKEN,
+)
 
 
 @dataclass(frozen=True)
@@ -76,30 +83,30 @@ class Token:
 def tokens(text: str, lexicon: Lexicon) -> list[Token]:
     """The words of ``text``, each a name, a path or a plain word."""
     found: list[Token] = []
-    for m in _TOKEN.finditer(text):
+    for m in TOKEN.finditer(text):
         raw = next(g for g in m.groups() if g is not None)
         quoted = m.group(3) is None
         call = raw.endswith("()")
         word = raw.removesuffix("()").rstrip(".:,;-")
-        if not word or not _NAME_LIKE.match(word) or ("-" in word and "/" not in word) \
+        if not word or not NAME_LIKE.match(word) or ("-" in word and "/" not in word) \
                 or ("." in word and word.replace(".", "").isupper()):
             continue  # no name: a format ("YYYY-MM-DD", "DD.MM.YYYY")
         end = m.end() if quoted else m.start(3) + len(word) + (2 if call else 0)
         token = Token(word, m.start(), end, quoted, call=call)
         last = word.rsplit(".", 1)[-1].split("::")[-1]
-        if _PATH.match(word) and ("/" in word or word.endswith((".py", ".pyi"))):
+        if PATH.match(word) and ("/" in word or word.endswith((".py", ".pyi"))):
             token.kind = "path"
         elif "." in word and lexicon.file(word) and not call:
             token.kind = "path"  # a dotted module of the repository ("pkg.mod")
         elif quoted or call or last.lower() in lexicon.subjects \
-                or _CODE_SPELLING.search(word) or (
+                or CODE_SPELLING.search(word) or (
                     (word in lexicon.symbols or last in lexicon.symbols)
                     and word not in lexicon.words):  # "executed once": no name, said bare
             token.kind = "name" if word.lower() not in rules.PLAIN_WORDS or quoted else "word"
         found.append(token)
     # a capitalised word inside a sentence is a class when the sentence names a module
     named_module = any(t.text in lexicon.modules and t.text not in rules.PLAIN_WORDS
-                       for t in found) or bool(re.search(r"\bimport\b", text))
+                       for t in found) or bool(IMPORT_WORD.search(text))
     for token in found:
         if token.kind != "word" or token.text.lower() in rules.PLAIN_WORDS:
             continue
@@ -107,41 +114,31 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
         # capitalised word inside a sentence (a class)
         if _comes_from(text[token.end:], lexicon) or (
                 token.text[:1].isupper() and token.text[1:].islower() and len(token.text) > 2
-                and not _SENTENCE_START.search(text[:token.start]) and named_module):
+                and not SENTENCE_START.search(text[:token.start]) and named_module):
             token.kind = "name"
-        elif re.search(r"\bimport\s+$", text[:token.start]) and \
-                re.search(r"\bfrom\s+\S+\s+import\s+$", text[:token.start], re.I):
+        elif IMPORT_BEFORE.search(text[:token.start]) and \
+                FROM_IMPORT_BEFORE.search(text[:token.start]):
             token.kind = "name"  # "from m import g"
         elif token.text in lexicon.modules and (
                 text[token.end:].lstrip().lower().startswith(rules.MODULE_WORDS)
-                or re.search(r"\b(?:import|from)\s+$", text[:token.start])
+                or IMPORT_OR_FROM_BEFORE.search(text[:token.start])
                 or (token.text not in rules.WORD_MODULES
-                    and not _DETERMINED.search(text[:token.start]))):
+                    and not DETERMINED.search(text[:token.start]))):
             # a module ("uses unicodedata", "import re", "the time module"); not a noun
             # with its article ("opens a socket")
             token.kind = "name"
     return _qualified(text, found, lexicon)
 
 
-_FROM_WORD = re.compile(r"\s*,?\s*\(?\s*from\s+(?:the\s+)?[`'\"]?([a-z_][\w./]*)[`'\"]?(\s+\w+)?")
-
-
 def _comes_from(rest: str, lexicon: Lexicon) -> bool:
     """Whether ``rest`` (what follows a word) says it comes from a module: "from m" with
     ``m`` a module, a file of the repository, or followed by "module"."""
-    found = _FROM_WORD.match(rest)
+    found = FROM_WORD.match(rest)
     if found is None:
         return False
     source, after = found.group(1), (found.group(2) or "").strip().lower()
     in_repo = ("." in source or "/" in source) and bool(lexicon.file(source))
     return source in lexicon.modules or in_repo or after in rules.MODULE_WORDS
-
-
-_OWNED = re.compile(r"^(?:'s|\u2019s)\s+(?:`|'|\")?$")
-_ON = re.compile(r"^(?:`|'|\")?\s+(?:on|of|method of|method on)\s+(?:the\s+)?(?:class\s+)?"
-                 r"(?:`|'|\")?$")
-
-
 
 
 def _qualified(text: str, tokens: list[Token], lexicon: Lexicon) -> list[Token]:
@@ -155,7 +152,7 @@ def _qualified(text: str, tokens: list[Token], lexicon: Lexicon) -> list[Token]:
         b = tokens[i + 1] if i + 1 < len(tokens) else None
         gap = text[a.end:b.start] if b is not None else ""
         if b is not None and a.text in lexicon.symbols and a.text[:1].isupper() \
-                and _OWNED.match(gap) and b.text[:1].islower() and b.kind != "path":
+                and OWNED.match(gap) and b.text[:1].islower() and b.kind != "path":
             out.append(Token(f"{a.text}.{b.text}", a.start, b.end, True, "name"))
             i += 2
             continue
@@ -167,7 +164,7 @@ def _qualified(text: str, tokens: list[Token], lexicon: Lexicon) -> list[Token]:
         gap = text[a.end:b.start] if b is not None else ""
         skip = skip + 1 - i
         if b is not None and b.text in lexicon.symbols and b.text[:1].isupper() \
-                and a.text[:1].islower() and a.kind != "path" and _ON.match(gap):
+                and a.text[:1].islower() and a.kind != "path" and ON_CLASS.match(gap):
             out.append(Token(f"{b.text}.{a.text}", a.start, b.end, True, "name"))
             i += skip
             continue
@@ -191,17 +188,6 @@ def _is_source(text: str, token: Token, after: str, lexicon: Lexicon) -> str:
     return ""
 
 
-_CLOSED = re.compile(r"\s*(?:module|package)?\s*\)")
-_AFTER = re.compile(r"\s*(?:\(\s*(?:from\s+)?(?:the\s+)?"  # "g (from m)", "g (m)"
-                    r"|,?\s*(?:(?:which|that)\s+(?:lives|is|comes)\s+"  # "g, which lives in m"
-                    r"|(?:defined|found|kept)\s+)?(?:"
-                    + "|".join(w.replace(" ", r"\s+") for w in rules.SOURCE_WORDS)
-                    + r")\s+(?:the\s+)?)", re.I)
-_FROM_BEFORE = re.compile(r"(?:^|[.;:!?]\s*)\W*from\s+(?:the\s+)?$", re.I)  # fronted
-_FRONTED = re.compile(  # "from m, g", "from m import g"
-    r"[`'\"]?\s*(?:(?:" + "|".join(rules.MODULE_WORDS) + r")\s*)?(?:,|\s+import\b)")
-
-
 def pairs(text: str, tokens: list[Token],
            lexicon: Lexicon) -> tuple[dict[int, str], set[int]]:
     """For each name token (by index) the place it is said to come from, and the tokens
@@ -212,12 +198,12 @@ def pairs(text: str, tokens: list[Token],
     for i, token in enumerate(tokens):
         if token.kind != "name" or i in used:
             continue
-        m = _AFTER.match(text, token.end)  # "g from m", "g in m.py", "g of the m module"
+        m = SOURCE_AFTER.match(text, token.end)  # "g from m", "g in m.py", "g of the m module"
         if m is not None and m.end() in at:
             j = at[m.end()]
             src = _is_source(text, tokens[j], "from" if "from" in m.group(0).lower()
                              else "in", lexicon)
-            if src and "(" in m.group(0) and not _CLOSED.match(text, tokens[j].end):
+            if src and "(" in m.group(0) and not CLOSED_SOURCE.match(text, tokens[j].end):
                 src = ""  # "(a, b)": a parameter list, not "(from m)"
             if src:
                 sources[i] = src
@@ -228,14 +214,14 @@ def pairs(text: str, tokens: list[Token],
             if before.kind == "name" and j not in used and before.text[:1].isupper():
                 break
             gap = text[before.end:token.start]
-            if j == i - 1 and _OWNED.match(gap):
+            if j == i - 1 and OWNED.match(gap):
                 owner = j - 1 if before.text.lower() in rules.MODULE_WORDS and j > 0 else j
                 sources[i] = _is_source(text, tokens[owner], "from", lexicon) \
                     or tokens[owner].text
                 used.update({owner, j})
                 break
-            fronted = _FRONTED.match(gap)
-            if j not in used and _FROM_BEFORE.search(text[:before.start]) \
+            fronted = FRONTED.match(gap)
+            if j not in used and FROM_BEFORE.search(text[:before.start]) \
                     and fronted is not None \
                     and len(gap[fronted.end():].split()) <= 2 \
                     and not any(t.kind == "name" for t in tokens[j + 1:i]):

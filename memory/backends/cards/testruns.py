@@ -21,40 +21,30 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from memory.backends.cards.rules import (
+    EXCEPTION_LINE,
+    PYTEST_COUNT,
+    PYTEST_COUNTS,
+    PYTEST_E_LINE,
+    PYTEST_RULE,
+    PYTEST_SECTION,
+    PYTEST_SELECTING,
+    PYTEST_STOPPED,
+    PYTEST_STOPPING,
+    PYTEST_SUMMARY_LINE,
+    PYTEST_VALUED,
+    PYTEST_VERBOSE,
+    SHELL_JOINS,
+    SHELLS,
+    TEST_RUNNERS,
+    UNITTEST_HEADER,
+    UNITTEST_RAN,
+    UNITTEST_RESULT,
+    UNITTEST_RULE,
+    UNITTEST_VERBOSE,
+)
+
 ERROR_CHARS = 200  # of an error line kept
-
-_PYTEST_COUNTS = re.compile(
-    r"^=*[ \t]*(?P<body>(?:\d+ [a-z]+(?:, )?)+|no tests ran)[ \t]+in[ \t]+\d+(?:\.\d+)?[ \t]*s"
-    r"\b[^\n]*$", re.M)
-_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected|rerun)")
-_SUMMARY_LINE = re.compile(r"^(FAILED|ERROR|PASSED|XPASS) (\S+)(?: - (.*))?$", re.M)
-_VERBOSE = re.compile(r"^(\S+::\S+?) (PASSED|FAILED|ERROR)\b", re.M)
-_SECTION = re.compile(r"^_{3,} (.+?) _{3,}$", re.M)
-_RULE = re.compile(r"^={3,}.*$", re.M)
-_E_LINE = re.compile(r"^E +(\S.*)$", re.M)
-_STOPPED = re.compile(r"^(?:!{3,} .*(?:stopping after|Interrupted|KeyboardInterrupt).*"
-                      r"|Interrupted: .*)$", re.M)
-
-_UT_RAN = re.compile(r"^Ran (\d+) tests? in \d+(?:\.\d+)?s$", re.M)
-_UT_RESULT = re.compile(r"^(OK|FAILED)(?: \(([^)]*)\))?$", re.M)
-_UT_HEADER = re.compile(r"^(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)", re.M)
-_UT_VERBOSE = re.compile(r"^(\w+) \(([\w.]+)\)(?:\n[^\n]*)? \.\.\. (ok|FAIL|ERROR)$", re.M)
-_UT_RULE = re.compile(r"^(?:={20,}|-{20,})$", re.M)
-_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Interrupt|"
-                        r"Warning)\b.*$")
-
-_RUNNERS = ("pytest", "py.test", "unittest")
-_VALUED = frozenset({"-k", "-m", "-p", "-c", "-o", "-W", "-r", "-n", "--maxfail",
-                     "--deselect", "--ignore", "--ignore-glob", "--rootdir", "--tb",
-                     "--durations", "--confcutdir", "--basetemp", "--junitxml", "--log-level",
-                     "--import-mode", "--cov", "--timeout", "--pattern", "--dist",
-                     "--top-level-directory", "--start-directory"})
-_SELECTING = frozenset({"-k", "-m", "--deselect", "--lf", "--last-failed", "--sw",
-                        "--stepwise", "--ff"})
-_STOPPING = re.compile(r"^(?:-x|--exitfirst|--maxfail(?:=.*)?|-f|--failfast|--sw|--stepwise|"
-                       r"-\w*x\w*)$")
-_SHELL = frozenset({"&&", "||", ";", "|", "&"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash"})  # whose -c line is read as the command
 
 
 @dataclass(frozen=True)
@@ -125,10 +115,10 @@ class TestRun:
 
 def parse(output: str) -> TestRun | None:
     """The test run an output shows (pytest's or unittest's), or None when it shows none."""
-    counts = list(_PYTEST_COUNTS.finditer(output))
+    counts = list(PYTEST_COUNTS.finditer(output))
     if counts:
         return _pytest(output, counts[-1])
-    ran = list(_UT_RAN.finditer(output))
+    ran = list(UNITTEST_RAN.finditer(output))
     if ran:
         return _unittest(output, ran[-1])
     return None
@@ -143,10 +133,10 @@ def _sections(output: str) -> dict[str, str]:
     """pytest's failure and error sections by their heading (``test_a``,
     ``TestA.test_a[1]``, ``ERROR at setup of test_a``, ``ERROR collecting path``)."""
     found: dict[str, str] = {}
-    heads = list(_SECTION.finditer(output))
+    heads = list(PYTEST_SECTION.finditer(output))
     for i, head in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(output)
-        rule = _RULE.search(output, head.end(), end)
+        rule = PYTEST_RULE.search(output, head.end(), end)
         found.setdefault(head.group(1).strip(), output[head.end():rule.start() if rule
                                                         else end])
     return found
@@ -163,22 +153,23 @@ def _section_name(test: str, kind: str) -> list[str]:
 
 
 def _first_error(body: str) -> str:
-    match = _E_LINE.search(body)
+    match = PYTEST_E_LINE.search(body)
     if match:
         return match.group(1)
     lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
-    return next((ln for ln in lines if _EXCEPTION.match(ln)), lines[-1] if lines else "")
+    return next((ln for ln in lines if EXCEPTION_LINE.match(ln)), lines[-1] if lines else "")
 
 
 def _pytest(output: str, line: re.Match[str]) -> TestRun:
     run = TestRun("pytest")
-    for number, key in _COUNT.findall(line.group("body")):
+    for number, key in PYTEST_COUNT.findall(line.group("body")):
         key = "errors" if key.startswith("error") else key
         run.counts[key] = run.counts.get(key, 0) + int(number)
     sections = _sections(output)
     seen: set[str] = set()
-    named = [(m.group(1), m.group(2), m.group(3) or "") for m in _SUMMARY_LINE.finditer(output)]
-    named += [(m.group(2), m.group(1), "") for m in _VERBOSE.finditer(output)]
+    named = [(m.group(1), m.group(2), m.group(3) or "")
+             for m in PYTEST_SUMMARY_LINE.finditer(output)]
+    named += [(m.group(2), m.group(1), "") for m in PYTEST_VERBOSE.finditer(output)]
     for status, test, message in named:
         if status in ("PASSED", "XPASS"):
             if test not in run.passed:
@@ -191,32 +182,32 @@ def _pytest(output: str, line: re.Match[str]) -> TestRun:
         body = next((sections[n] for n in _section_name(test, kind) if n in sections), "")
         error = _first_error(body) if body else ""
         run.failures.append(TestFailure(test, _error(error or message or status.lower()), kind))
-    run.stopped = bool(_STOPPED.search(output))
+    run.stopped = bool(PYTEST_STOPPED.search(output))
     return run
 
 
 def _unittest(output: str, ran: re.Match[str]) -> TestRun:
     run = TestRun("unittest")
     total = int(ran.group(1))
-    result = _UT_RESULT.search(output, ran.end())
+    result = UNITTEST_RESULT.search(output, ran.end())
     told: dict[str, int] = {}
     if result is not None and result.group(2):
         for part in result.group(2).split(","):
             key, _, value = part.strip().partition("=")
             if value.strip().isdigit():
                 told[key.strip()] = int(value)
-    blocks = list(_UT_HEADER.finditer(output))
+    blocks = list(UNITTEST_HEADER.finditer(output))
     for i, head in enumerate(blocks):
         kind_word, name, where = head.groups()
         test = where if where.endswith(f".{name}") else f"{where}.{name}"
         end = blocks[i + 1].start() if i + 1 < len(blocks) else ran.start()
-        rule = _UT_RULE.search(output, head.end(), end)
+        rule = UNITTEST_RULE.search(output, head.end(), end)
         body = output[rule.end():end] if rule is not None else output[head.end():end]
         if any(f.test == test for f in run.failures):
             continue
         run.failures.append(TestFailure(test, _error(_traceback_error(body) or kind_word.lower()),
                                         "error" if kind_word == "ERROR" else "failed"))
-    for name, where, status in _UT_VERBOSE.findall(output):
+    for name, where, status in UNITTEST_VERBOSE.findall(output):
         test = where if where.endswith(f".{name}") else f"{where}.{name}"
         if status == "ok" and test not in run.passed:
             run.passed.append(test)
@@ -240,7 +231,7 @@ def _traceback_error(body: str) -> str:
             continue
         if inside and line and not line[0].isspace():
             return line.strip()
-    return next((ln.strip() for ln in lines if _EXCEPTION.match(ln.strip())), "")
+    return next((ln.strip() for ln in lines if EXCEPTION_LINE.match(ln.strip())), "")
 
 
 def _inside(test: str, path: str) -> bool:
@@ -261,7 +252,7 @@ def _words(command: str) -> list[str]:
     flat: list[str] = []
     for i, word in enumerate(words):
         inner = i >= 2 and words[i - 1] in ("-c", "-lc") \
-            and words[i - 2].rsplit("/", 1)[-1] in _SHELLS
+            and words[i - 2].rsplit("/", 1)[-1] in SHELLS
         flat += _words(word) if inner else [word]
     return flat
 
@@ -274,7 +265,7 @@ def _clean(path: str) -> str:
 def scope(command: str) -> Scope:
     """What ``command`` asks to run (see the module's docstring)."""
     words = _words(command)
-    start = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] in _RUNNERS
+    start = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] in TEST_RUNNERS
                   or (w == "test" and i and words[i - 1].endswith("manage.py"))), None)
     if start is None:
         return Scope()
@@ -282,16 +273,16 @@ def scope(command: str) -> Scope:
     selecting = stops = False
     skip = False
     for word in words[start + 1:]:
-        if word in _SHELL:
+        if word in SHELL_JOINS:
             break
         if skip:
             skip = False
             continue
         if word.startswith("-"):
             option = word.split("=", 1)[0]
-            selecting = selecting or option in _SELECTING
-            stops = stops or bool(_STOPPING.match(word))
-            skip = option in _VALUED and "=" not in word
+            selecting = selecting or option in PYTEST_SELECTING
+            stops = stops or bool(PYTEST_STOPPING.match(word))
+            skip = option in PYTEST_VALUED and "=" not in word
             continue
         if word in ("discover", "-m"):
             continue

@@ -17,22 +17,20 @@ from __future__ import annotations
 
 import re
 
-from memory.backends.cards import ground, rules
-from memory.backends.cards.graph import ADDITIVE, frame
-
-_SPAN = re.compile(r"`([^`\n]+)`")
-_NEGATED = re.compile(  # a negation, up to three words, a verb of use in any form
-    r"(?:\bnot|\bnever|n't|\bno longer)\s+(?:(?!" + r"\b|".join(rules.NOT_NEGATING)
-    + r"\b)[\w'`]+\s+){0,3}(?:" + "|".join(v.replace(" ", r"(?:s|d|ed|ing)?\s+")
-                                        for v in rules.USE_VERBS) + r")(?:s|d|ed|ing)?\b",
-    re.I)
-_BUT = re.compile(r"\s*(?:\w+\s+){0,2}?(?:" + "|".join(rules.ALL_WORDS) + r")\s+(?:"
-                  + "|".join(rules.EXCEPT_WORDS) + r")\b", re.I)
+from memory.backends.cards import ground
+from memory.backends.cards.graph import frame
+from memory.backends.cards.rules import (
+    ADDITIVE,
+    ANYTHING_BUT,
+    NAME_SPAN,
+    NEGATED,
+    OBJECT_FIRST,
+)
 
 
 def _negation(text: str) -> re.Match[str] | None:
-    found = _NEGATED.search(text.replace("\u2019", "'"))
-    if found is None or _BUT.match(text.replace("\u2019", "'")[found.end():]):
+    found = NEGATED.search(text.replace("\u2019", "'"))
+    if found is None or ANYTHING_BUT.match(text.replace("\u2019", "'")[found.end():]):
         return None  # "should not use anything but `g`" says to use `g`
     return found
 
@@ -44,16 +42,11 @@ def negates_use(text: str) -> bool:
     return _negation(text) is not None
 
 
-_OBJECT_FIRST = re.compile(
-    r"^\W*(?:please\s+)?(?:don't|do not|never)\s+\w+\s+`[^`\n]+`(?:\s+\w+){0,4}?\s+"
-    r"(?:in|inside|within|for)\s+`([^`\n]+)`", re.I)
-
-
 def negated_in(text: str) -> str:
     """The function an object-first negation is about ("Don't use `g` in `f`." -> "f"),
     else "": its first code span is what it rules out, not its subject."""
     plain = text.replace("\u2019", "'")
-    found = _OBJECT_FIRST.match(plain)
+    found = OBJECT_FIRST.match(plain)
     return found.group(1).strip("()") if found and negates_use(plain) else ""
 
 
@@ -69,7 +62,7 @@ def ruled_out(text: str, subject: str) -> set[str]:
     if found is None:
         return set()
     own = _key(subject.split("::")[-1].split(".")[-1])
-    for span in _SPAN.findall(text.replace("\u2019", "'")[found.end():]):
+    for span in NAME_SPAN.findall(text.replace("\u2019", "'")[found.end():]):
         key = _key(span)
         if key and key != own and not key.endswith("." + own):
             return {key}
@@ -79,7 +72,7 @@ def ruled_out(text: str, subject: str) -> set[str]:
 def dependency(text: str) -> tuple[str, str] | None:
     """(name, module) a dependency statement names: the code span after its subject and
     the one after that ("" when none); None when it names no second code span."""
-    spans = _SPAN.findall(text)
+    spans = NAME_SPAN.findall(text)
     if len(spans) < 2:
         return None
     return spans[1].strip("()"), (spans[2] if len(spans) > 2 else "")

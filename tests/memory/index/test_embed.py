@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -90,6 +92,28 @@ def test_a_text_gets_the_same_vector_alone_and_beside_longer_ones(embedder, monk
     twin = len(embedder._tokenizer.encode(others[2]).ids)
     assert sorted(s[1] for s in shapes) == [5, twin, embedder.max_seq_length] and twin < 64
 
+
+
+def test_batches_run_at_once_give_the_vectors_of_one_thread(embedder):
+    """Batches embedded on two threads at once (each on one ONNX Runtime thread) give
+    each text the vector it gets when the batches run one after another, in its row."""
+    from memory.index.embed import ONNX_BATCH
+
+    texts = [f"def helper_{i}(value): return value * {i}  # " + "word " * (i % 13)
+             for i in range(ONNX_BATCH * 6 + 3)]
+    at_once = OnnxMiniLMEmbedder(graph=embedder.graph, workers=2)
+    one = OnnxMiniLMEmbedder(graph=embedder.graph, workers=1)
+    threads: set[str] = set()
+    session = at_once._session
+
+    class Recording:
+        def run(self, names: Any, feed: dict[str, np.ndarray]) -> Any:
+            threads.add(threading.current_thread().name)
+            return session.run(names, feed)
+
+    at_once._session = Recording()  # type: ignore[assignment]
+    assert np.array_equal(at_once._run(texts, 64), one._run(texts, 64))
+    assert len(threads) == 2 and all(t.startswith("minilm") for t in threads)
 
 
 def test_the_batch_size_does_not_change_a_vector(embedder, monkeypatch):
@@ -197,18 +221,24 @@ def test_without_onnx_and_torch_the_error_names_the_extra(monkeypatch):
 
 
 def test_minilm_runs_on_the_threads_the_developer_sets(monkeypatch):
-    """``ENGRAM_EMBED_THREADS`` reaches ONNX Runtime's session (unset: its own choice); a
-    value that is not a positive number is refused with its name."""
-    from memory.index.embed import EmbedError, _minilm, embed_threads
+    """``ENGRAM_EMBED_THREADS`` sets how many batches run at once, each on one ONNX
+    Runtime thread (unset: one per core this process may use); a value that is not a
+    positive number is refused with its name."""
+    from memory.index.embed import EmbedError, _minilm, embed_threads, embed_workers
 
     monkeypatch.setenv("ENGRAM_EMBED_THREADS", " 1 ")
     one = OnnxMiniLMEmbedder()
+    assert one.workers == 1
     assert one._session.get_session_options().intra_op_num_threads == 1
     vectors = one.embed(["parse_date returns UTC datetimes.", "slugify lower-cases."])
     assert vectors.shape == (2, MINILM_DIM)
+    monkeypatch.setenv("ENGRAM_EMBED_THREADS", "3")
+    assert OnnxMiniLMEmbedder().workers == 3
     monkeypatch.delenv("ENGRAM_EMBED_THREADS")
     assert embed_threads() == 0
-    assert OnnxMiniLMEmbedder()._session.get_session_options().intra_op_num_threads == 0
+    assert embed_workers() == len(os.sched_getaffinity(0))
+    unset = OnnxMiniLMEmbedder()
+    assert unset._session.get_session_options().intra_op_num_threads == 1
     for bad in ("0", "two", "-1"):
         monkeypatch.setenv("ENGRAM_EMBED_THREADS", bad)
         with pytest.raises(EmbedError, match=f"ENGRAM_EMBED_THREADS='{bad}' is not a positive"):

@@ -252,3 +252,42 @@ def test_an_edit_to_one_function_embeds_that_function_only(tmp_path, embedder):
     for chunk in again.chunks():
         fresh = embedder.embed([chunk.key], max_tokens=again.config.key_tokens)[0]
         assert float(by_id[chunk.id] @ fresh) > 0.99999
+
+
+def test_a_build_in_parts_stores_every_chunk_with_its_own_vector(tmp_path, embedder,
+                                                                 monkeypatch):
+    """Chunks are embedded a part at a time and each part is written while the next one
+    embeds: every chunk is stored once, with the vector of its own key; a write that
+    fails stops the refresh with its error and leaves no manifest behind."""
+    from tests.conftest import CountingEmbedder
+
+    body, other = ("".join(f"def {name}{i}(x):\n    return x + {i}\n\n\n" for i in range(7))
+                   for name in ("f", "g"))
+    root = make_repo(tmp_path / "r", {"m.py": body, "n.py": other})
+    counting = CountingEmbedder(embedder)
+    index = RepoIndex(root, Store(tmp_path / "d"), counting, IndexConfig(embed_batch=3))
+    report = index.refresh()
+    assert report.chunks_total == report.chunks_embedded == len(counting.texts) == 16
+    ids, matrix, _ = index.store.vectors(index._chunks)
+    assert sorted(ids) == sorted(c.id for c in index.chunks()) and len(set(ids)) == 16
+    by_id = dict(zip(ids, matrix, strict=True))
+    for chunk in index.chunks():
+        fresh = embedder.embed([chunk.key], max_tokens=index.config.key_tokens)[0]
+        assert float(by_id[chunk.id] @ fresh) > 0.99999
+
+    (root / "m.py").write_text(body + "def f7(x):\n    return x\n")
+    again = RepoIndex(root, Store(tmp_path / "d"), embedder, IndexConfig(embed_batch=3))
+    writes = 0
+    add = Store.add
+
+    def failing_add(table, rows):
+        nonlocal writes
+        writes += 1
+        if writes == 2:
+            raise OSError("disk full")
+        add(table, rows)
+
+    monkeypatch.setattr(Store, "add", staticmethod(failing_add))
+    with pytest.raises(OSError, match="disk full"):
+        again.refresh()
+    assert not (tmp_path / "d" / "engram-files.json").exists()

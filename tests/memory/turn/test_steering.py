@@ -197,3 +197,35 @@ async def test_codemem_blocks_can_be_forgotten_and_notes_edited(make_agent, scri
     assert code[0].id not in items and items["open_db#0"] == "open_db connects, then migrates."
     await agent.forget("open_db#0")
     assert agent.backend.session.live() == []
+
+
+def test_a_history_message_costs_its_chat_template_beside_its_text():
+    """Ten one-message turns of 10 tokens are 100 tokens of text but 160 of messages: a
+    budget of 100 keeps the newest six, not all ten (many short turns, as LoCoMo's, passed
+    the window by their messages' role headers)."""
+    from memory.turn.steering import MESSAGE_TOKENS, cost
+
+    turns = [Section("history", f"turn:{n}", f"t{n}", 10, role="user") for n in range(10)]
+    pack = ContextPack("q", list(turns))
+    Steering().apply(pack, budget=100)
+    assert cost(turns[0]) == 10 + MESSAGE_TOKENS
+    assert [s.source for s in pack.sections] == [f"turn:{n}" for n in range(4, 10)]
+    assert sum(cost(s) for s in pack.sections) <= 100
+    assert cost(Section("memory", "m", "fact", 10)) == 10  # a block of the system message
+
+
+@pytest.mark.slow
+async def test_many_short_turns_fit_the_embedded_models_window(make_agent):
+    """``full`` over 600 short turns on the embedded model: the prompt it renders, chat
+    template and all, leaves the answer its tokens within the model's window (5,870 tokens
+    with each message's template uncounted)."""
+    from memory.llm.local_calls import count_messages
+
+    agent = make_agent("full", model="local/smollm2", repo=False, max_answer_tokens=32)
+    for n in range(600):
+        await agent.commit(Turn(index=n, user=f'DATE: 8 May, 2023\nAna said, "turn {n}"',
+                                assistant="", backend="full", model="local/smollm2"))
+    pack = await agent.context("When did Ana say turn 3?")
+    rendered = count_messages("local/smollm2", pack.to_messages())
+    assert 0 < len(pack.of_kind("history")) < 1200  # the oldest were dropped
+    assert rendered + 32 <= agent.llm.context_window()

@@ -103,6 +103,33 @@ def test_reader_free_runs_offline_through_the_cli(tmp_path, script, capsys):
     assert "LoCoMo by category" in capsys.readouterr().out
 
 
+def test_questions_takes_the_first_n_and_answers_are_capped_as_locomo_asks(tmp_path, script):
+    """--questions N asks each conversation's first N questions after feeding all of it;
+    an answer gets LoCoMo's 32 tokens (its evaluation's num_tokens_request), or fewer by
+    --max-tokens; a cap that is no whole number of questions is refused."""
+    script.default = reply
+    out = tmp_path / "q"
+    assert main([str(SMALL), "--backends", "full", "--questions", "2", "--model",
+                 "scripted/t", "--out", str(out)]) == 0  # --max-tokens: 512 by default
+    rows = [json.loads(line) for line in (out / "pairs.jsonl").read_text().splitlines()]
+    turns = {c.id: len(c.turns()) for c in load_source(SMALL)}
+    assert len(rows) == 2
+    for row in rows:
+        found = row["locomo"]
+        assert found["questions"] == 2 and found["answer_tokens"] == 32
+        assert found["turns"] == turns[row["source"]]  # the whole conversation fed
+        assert [a["question"] for a in found["answers"]] == ["q0", "q1"]
+    assert len(script.calls) == 4
+    low = tmp_path / "low"
+    assert main([str(SMALL), "--backends", "full", "--limit", "1", "--reader-free",
+                 "--max-tokens", "16", "--model", "scripted/t", "--out", str(low)]) == 0
+    row = json.loads((low / "pairs.jsonl").read_text())
+    assert row["locomo"]["answer_tokens"] == 16 and row["locomo"]["questions"] == 7
+    with pytest.raises(SystemExit) as exc:
+        main([str(SMALL), "--questions", "0", "--out", str(tmp_path / "none")])
+    assert exc.value.code == 2
+
+
 def test_the_table_says_when_a_memory_changed_under_its_questions():
     summary = {"locomo": {"x": {"conversations": 1, "seconds": 1.0, "reader_free": True,
                                 "unchanged": False, "unknown_evidence": 0,
