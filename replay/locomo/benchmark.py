@@ -30,15 +30,10 @@ if TYPE_CHECKING:
     from replay.core.runner import Replay
 
 
-def _questions(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a whole number of questions (1 or more)")
-    return n
+def _questions(text: str) -> int:
+    from replay.cli.args import checked
+
+    return checked(int, "a whole number", lambda v: v >= 1, ">= 1")(text)
 
 
 class LocomoBenchmark(BaseBenchmark):
