@@ -34,14 +34,15 @@ OPTIONS: dict[str, tuple[type, str]] = {
     "cards_packing": (str, "cards: post (select, then compress) or pre (compress first)"),
     "cards_max": (int, "cards: cards in a context at most (12)"),
     "cards_judge": (str, "cards: a model confirms uncertain revisions, off or llm"),
-    "cards_facts": (str, "cards: facts chosen by the model (llm) or every statement kept "
-                         "as said, no call (said)"),
+    "cards_facts": (str, "cards: statements the reading places kept as said, the model "
+                         "picks facts among the others (read); the model reads every "
+                         "message (llm); every statement kept as said, no call (said)"),
 }
 CHOICES: dict[str, tuple[str, ...]] = {
     "cards_scorer": ("proxy", "llm"),
     "cards_packing": ("post", "pre"),
     "cards_judge": ("off", "llm"),
-    "cards_facts": ("llm", "said"),
+    "cards_facts": ("read", "llm", "said"),
 }
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 

@@ -27,6 +27,7 @@ FORMS_RULE = "validate_input must reject strings made only of spaces."
 
 
 async def conversation(backend, script):
+    """Three turns, the extractor's answer scripted for each (``cards_facts=llm``)."""
     script.push(facts((CONNECT_5, "app/db.py::connect")))
     await backend.observe(Turn(0, CONNECT_5, "Noted."))
     script.push(facts((FORMS_RULE, "app/forms.py::Form.validate_input")))

@@ -136,6 +136,36 @@ async def test_statements_are_kept_as_said_without_a_call(cards_env, script):
         registry.create("cards", cards_env(cards_facts="some"))
 
 
+async def test_the_extractor_reads_only_the_lines_the_reading_does_not_place(cards_env, script):
+    """``cards_facts=read`` (the default): a message whose lines all name a function of
+    the repository or of the conversation costs no call, its lines kept as said; in a
+    message with a line the reading does not place, the extractor is asked about that
+    line only, and the facts keep the order they were said in (a later one of the turn
+    may revise an earlier one)."""
+    cards = registry.create("cards", cards_env())
+    assert cards.settings()["facts"] == "read"
+    five, ten = ("`connect` must use a timeout of 5 seconds.",
+                 "Actually, `connect` must use a timeout of 10 seconds instead.")
+    await cards.observe(Turn(0, f"{five}\nWhat does connect return?", "ok"))
+    assert cards.env.llm.stats.calls == 0 and not script.calls
+    assert cards.graph.nodes["fact:0:0"].content == five
+    unplaced = "All timeouts are given in whole seconds, never as floats."
+    script.push(facts((unplaced,)))
+    await cards.observe(Turn(1, f"{unplaced}\n{ten}", "ok"))
+    prompt = "\n".join(m["content"] for m in script.calls[-1])
+    assert unplaced in prompt and "10 seconds" not in prompt and "5 seconds" not in prompt
+    assert [n.content for n in cards.graph.nodes.values() if n.id.startswith("fact:1:")] \
+        == [unplaced, ten]
+    assert cards.graph.nodes["fact:0:0"].superseded_by == "fact:1:1"
+    assert cards.graph.nodes["fact:1:1"].locations == ["app/db.py::connect"]
+    script.push("not JSON", "still not JSON")  # the extractor fails: the line is kept
+    await cards.observe(Turn(2, "Every call logs at debug level, nothing louder.", "ok"))
+    kept = [n for n in cards.graph.nodes.values() if n.id.startswith("fact:2:")]
+    assert [n.content for n in kept] == ["Every call logs at debug level, nothing louder."]
+    with pytest.raises(ValueError, match="cards_facts"):
+        registry.create("cards", cards_env(cards_facts="some"))
+
+
 async def test_a_line_that_only_points_at_code_is_no_statement(cards_env, script):
     """``cards_facts=said``: "(See `a.py::f`.)" states nothing; it locates the statement
     before it when that one names no code, and makes no card of its own."""
@@ -195,7 +225,7 @@ def env_for(cards_env, session_id, **options):
 async def test_a_fact_of_session_one_reaches_session_two_free_and_pinned(cards_env, script):
     from memory.backends.cards.experience import ExperienceStore
 
-    first = registry.create("cards", env_for(cards_env, "s1"))
+    first = registry.create("cards", env_for(cards_env, "s1", cards_facts="llm"))
     await conversation(first, script)
     script.push(json.dumps({"decisions": [CONNECT_10], "summary": "Set connect's timeout."}))
     exp = await first.remember()
@@ -225,7 +255,7 @@ async def test_a_fact_of_session_one_reaches_session_two_free_and_pinned(cards_e
 
 
 async def test_context_leaves_the_digest_alone_with_experience(cards_env, script):
-    first = registry.create("cards", env_for(cards_env, "s1"))
+    first = registry.create("cards", env_for(cards_env, "s1", cards_facts="llm"))
     await conversation(first, script)
     script.push("not JSON", "still not JSON")  # the summary falls back to the facts
     exp = await first.remember()

@@ -139,8 +139,8 @@ async def test_every_current_fact_about_the_named_function_is_a_candidate(cards_
 
 
 async def test_a_superseded_fact_never_reaches_a_card(cards_env, script):
-    for packing in ("post", "pre"):
-        cards = registry.create("cards", cards_env(cards_packing=packing))
+    for packing in ("post", "pre"):  # the extractor's answers scripted: every message
+        cards = registry.create("cards", cards_env(cards_packing=packing, cards_facts="llm"))
         await conversation(cards, script)
         pack_ = await cards.context("connect timeout seconds", budget=4000)
         text = "\n".join(s.text for s in pack_.sections)
@@ -284,7 +284,7 @@ async def test_uncommitted_context_leaves_the_digest_and_graph_alone(cards_env, 
 
 async def test_llm_scorer_uses_the_judges_fields_and_falls_back_to_the_proxy(cards_env,
                                                                              script):
-    cards = registry.create("cards", cards_env(cards_scorer="llm"))
+    cards = registry.create("cards", cards_env(cards_scorer="llm", cards_facts="llm"))
     await conversation(cards, script)
     assert isinstance(cards.scorer, LLMScorer)
     script.push(json.dumps({"no_context_action": "search", "with_context_action":
@@ -360,7 +360,7 @@ async def test_the_extractor_reads_the_answer_s_prose_clipped_not_its_code(cards
     """The assistant's code blocks become code units; the fact extractor gets the
     developer's message whole and the answer's prose up to ``ANSWER_CHARS``."""
     from memory.backends.cards.build import ANSWER_CHARS
-    cards = registry.create("cards", cards_env())
+    cards = registry.create("cards", cards_env(cards_facts="llm"))
     prose = "This splits the work in two steps. " * 40
     answer = f"```python\ndef connect(url):\n    return SECRET_BODY\n```\n{prose}"
     said = "`connect` must retry twice before it gives up."

@@ -16,8 +16,10 @@ default, the ``llm`` judge as an option) and packs them as audited memory cards
 under the budget (``pack``: ``post``- or ``pre``-selection compression).
 
 Options (``BackendEnv.options``): ``cards_scorer`` (proxy | llm), ``cards_packing``
-(post | pre), ``cards_max`` (cards per query, 12), ``cards_facts`` (llm | said: the
-model picks the facts, or every statement is kept as said without a call). Units
+(post | pre), ``cards_max`` (cards per query, 12), ``cards_facts`` (read | llm | said:
+a statement the reading places is kept as said and the model picks facts among the
+others, or the model picks them in every message, or every statement is kept as said
+without a call). Units
 tied to a symbol go stale when a commit or the working tree changes that symbol
 (``stale``): their card says so and their negative-transfer risk rises. The graph
 lives in process and is rebuilt from the transcript on a switch or resume. This

@@ -11,7 +11,10 @@ it mentions (else a location the extractor gave, else a plain word naming a repo
 function), code blocks come from the answer (first definition = the function),
 failures are the tracebacks and test output in either side of the exchange. A message
 of plain questions costs no call. When the extraction call fails, the developer's
-statements are kept as facts with a lower confidence (counted). With
+statements are kept as facts with a lower confidence (counted). By
+default (``cards_facts=read``) the extractor sees only the lines whose function the
+reading does not find: a line it places is kept as said, and a message whose lines it
+all places costs no call (``cards_facts=llm``: every message goes to the extractor). With
 ``cards_facts=said`` there is no call at all: each line of the developer's (questions
 cut off, code left out) is a fact as said, its locations the names it mentions; the
 utility scoring and the packing then choose what a context shows.
@@ -68,7 +71,7 @@ from memory.types import Turn
 if TYPE_CHECKING:
     from memory.backends.base import BackendEnv
 
-FACT_MODES = ("llm", "said")
+FACT_MODES = ("read", "llm", "said")
 CLIP_CHARS = 2000
 ANSWER_CHARS = 600  # of the assistant's prose the extractor reads (its code: code units)
 
@@ -100,6 +103,22 @@ def _beside(long: list[RawFact], facts: list[RawFact]) -> list[RawFact]:
     return facts + [w for w in long if not any(t and t in fact_key(w.text) for t in taken)]
 
 
+def _in_order(said: list[RawFact], read: list[RawFact], extracted: list[RawFact]) -> list[RawFact]:
+    """The statements the reading placed and the extractor's facts of the other lines, in
+    the order they were said (a later statement may revise an earlier one of the turn)."""
+    out: list[RawFact] = []
+    left = list(extracted)
+    for fact in said:
+        if any(fact is r for r in read):
+            out.append(fact)
+            continue
+        line = fact_key(fact.said or fact.text)
+        taken = [e for e in left if fact_key(e.text) and fact_key(e.text) in line]
+        out += taken
+        left = [e for e in left if not any(e is t for t in taken)]
+    return out + left
+
+
 @dataclass
 class TurnReport:
     """What one turn added to the graph."""
@@ -121,11 +140,12 @@ class GraphBuilder:
         self.reviser = Reviser(env.embedder, self.code_of, RepoReader(env.repo))
         self.reader = Reader(env.embedder)
         self._lexicon: tuple[int, Lexicon] | None = None  # the index generation, its names
+        self._read: tuple[list[str], list[Reading]] = ([], [])  # the last statements read
         judge = str(env.options.get("cards_judge", "off"))
         if judge not in JUDGES:
             raise ValueError(f"cards_judge must be one of {', '.join(JUDGES)}, not {judge!r}")
         self.judge = RevisionJudge(env.llm) if judge == "llm" else None
-        self.facts = str(env.options.get("cards_facts", "llm"))
+        self.facts = str(env.options.get("cards_facts", "read"))
         if self.facts not in FACT_MODES:
             raise ValueError(f"cards_facts must be one of {', '.join(FACT_MODES)}, "
                              f"not {self.facts!r}")
@@ -174,14 +194,35 @@ class GraphBuilder:
     # -- facts --------------------------------------------------------------------------
     async def extract(self, turn: Turn) -> tuple[list[RawFact], str]:
         """The turn's facts, and why the extractor's answer was not used ('' when it was).
-        A statement too long for one extracted fact, that the extractor took nothing
-        from, is kept whole. With ``cards_facts=said``: the developer's lines, no call."""
+        ``read`` (the default): a line of the developer's whose function the reading finds
+        (``reading``: a name of the repository or of the conversation) is kept as said; only
+        the other lines go to the extractor, and a message whose lines the reading all
+        places costs no call. ``llm``: the extractor reads every message. ``said``: the
+        developer's lines, no call. A statement too long for one extracted fact, that the
+        extractor took nothing from, is kept whole."""
         if self.facts == "said":
             return said_statements(turn.user), ""
+        if self.facts == "llm":
+            return await self._extracted(turn)
+        if not [t for t in statements(turn.user) if not asks(t)]:
+            return [], ""  # only questions: nothing of the developer's to keep, no call
+        said = said_statements(turn.user)
+        readings = await self.read(said)
+        read = [f for f, r in zip(said, readings, strict=True) if r.subject]
+        rest = [f for f, r in zip(said, readings, strict=True) if not r.subject]
+        if not rest:  # the reading places every statement: kept as said, no call
+            return read, ""
+        facts, why = await self._extracted(replace(turn, user="\n".join(
+            f.said or f.text for f in rest)))
+        return _in_order(said, read, facts), why
+
+    async def _extracted(self, turn: Turn) -> tuple[list[RawFact], str]:
+        """The extractor's facts of ``turn`` (its developer's lines the reading did not
+        place), and why its answer was not used."""
         llm = self.env.llm
         texts = [t for t in statements(turn.user) if not asks(t)]
         if not texts:
-            return [], ""  # only questions: nothing of the developer's to keep, no call
+            return [], ""
         long = [RawFact(t, [], EXTRACTED_CONFIDENCE) for t in long_statements(turn.user)]
         if llm.constrained():
             schema = extract_schema_r(self.candidates(turn), texts)
@@ -285,6 +326,8 @@ class GraphBuilder:
         """What each fact is about (``reading``), whatever its phrasing."""
         if not facts:
             return []
+        if [f.text for f in facts] == self._read[0]:  # read already (``extract``)
+            return list(self._read[1])
         lexicon = self.lexicon()
         read = await asyncio.to_thread(self.reader.read_all, [f.text for f in facts], lexicon)
         again = [n for n, (f, r) in enumerate(zip(facts, read, strict=True))
@@ -294,6 +337,7 @@ class GraphBuilder:
                                            [facts[n].said for n in again], lexicon)
             for n, reading in zip(again, more, strict=True):
                 read[n] = reading
+        self._read = ([f.text for f in facts], read)
         return read
 
     def placed(self, fact: RawFact, reading: Reading) -> tuple[str, list[str], str]:
@@ -312,6 +356,7 @@ class GraphBuilder:
     # -- one turn ---------------------------------------------------------------------
     async def add_turn(self, turn: Turn) -> TurnReport:
         report = TurnReport()
+        self._read = ([], [])
         raw, report.skipped = await self.extract(turn)
         origin = self.env.count(f"{turn.user}\n{turn.assistant}")
         nodes: list[Node] = []
