@@ -162,8 +162,9 @@ async def test_a_short_rule_said_again_after_its_lead_revises_the_retraction(car
 
 async def test_a_statement_too_long_for_one_fact_is_kept_whole(cards_env, script):
     """The extraction schema bounds a fact at 300 characters: a longer requirement the
-    extractor took nothing from is kept as said; one it took a piece of is not doubled."""
-    cards = registry.create("cards", cards_env())
+    extractor took nothing from is kept as said; one it took a piece of is not doubled
+    (the extractor reading every message, ``cards_facts=llm``)."""
+    cards = registry.create("cards", cards_env(cards_facts="llm"))
     spec = ("`connect` should: open a connection to *url*, retrying on timeouts. " * 5).strip()
     other = "`validate_input` should: reject empty strings. " + "It must also trim. " * 16
     script.push(facts())  # the extractor keeps nothing
