@@ -185,6 +185,39 @@ def test_facts_about_one_subject_make_one_card_in_the_order_they_were_said(packi
     assert sum(c.tokens for c in pack(units, 40, count, mode=packing).cards) <= 40
 
 
+def test_a_card_of_statements_shows_them_without_the_words_every_such_card_repeats():
+    """``post`` packing: a card of the developer's statements is shown at its ``short``
+    level (evidence, action hint, scope; the turns it revises in its head), whole, in
+    the order they were said; repository code the query needs keeps every field."""
+    graph = ContextGraph()
+    old = graph.add(Node("fact:1:0", "fact", "turn:1", "`connect` must retry twice.", 6,
+                         subject="connect", turn=1, origin_tokens=30))
+    new = graph.add(Node("fact:4:0", "fact", "turn:4", "`connect` must retry three times.",
+                         6, subject="connect", turn=4, origin_tokens=30))
+    graph.supersede(new, old, 0.9)
+    rule = Node("fact:2:0", "fact", "turn:2", "`connect` takes (host, port).", 6,
+                subject="connect", turn=2, origin_tokens=30)
+    code = Node("sym:a.py::connect", "symbol", "repo", "def connect(host, port):\n    ...",
+                9, subject="a.py::connect")
+    j = judgment(0.6, 0.8, 0.6, 0.0)
+    units = [Unit(n, j, 0.5, compile_card(n, j, 0.5, graph.revised(n.id)))
+             for n in (new, rule, code)]
+    count = lambda t: len(t.split())  # noqa: E731
+    cards = {c.node_id: c for c in pack(units, 1000, count).cards}
+    said = cards["facts:connect"]
+    assert said.level == "short" and audit(said).ok and said.tokens == count(said.render())
+    _, notes, fields = card_fields(said.render())
+    assert [label for label, _ in fields] == ["Evidence", "Action hint", "Scope"]
+    assert "revises turn 1" in notes
+    evidence = dict(fields)["Evidence"]
+    assert evidence.startswith("in this order (the latest wins):")
+    assert evidence.index("takes (host, port)") < evidence.index("three times")
+    assert said.tokens < count(said.render("full"))
+    alone = pack(units[:1], 1000, count).cards[0]
+    assert alone.level == "short" and "`connect` must retry three times." in alone.render()
+    assert cards["sym:a.py::connect"].level == "full"
+
+
 async def test_every_card_passes_the_audit(cards_env, script):
     cards = registry.create("cards", cards_env())
     await conversation(cards, script)

@@ -56,7 +56,8 @@ def merged(card_id: str, members: list[Unit]) -> Card:
             f" Some of these revise turn(s) {', '.join(revises)}; follow the later version."
             if revises else ""),
         scope, max(u.utility for u in members), origin,
-        brief_evidence="\n" + "\n".join(brief), stale=stale, alarm=alarm,
+        brief_evidence="in this order (the latest wins):\n" + "\n".join(brief),
+        stale=stale, alarm=alarm,
         revises=f"revises turn {', '.join(revises)}" if revises else "",
         members=tuple(u.node.id for u in told))
 
