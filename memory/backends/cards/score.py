@@ -178,8 +178,11 @@ class ProxyScorer:
 
 
 def _with_action(node: Node, where: str) -> str:
+    """The proxy's action hint. A statement's or a symbol's names no place: its card's
+    head and scope do (a location said twice more on every card was a tenth of the
+    answer prompts' tokens on the benchmarks)."""
     if node.type == "fact":
-        return f"update {where} so that it follows the developer's statement"
+        return "update the code so that it follows this statement"
     if node.type == "code":
         return f"use the latest version of {where} written in this session"
     if node.type == "failure":
@@ -188,7 +191,7 @@ def _with_action(node: Node, where: str) -> str:
         return "check the latest test results before changing the code they cover"
     if node.type == "summary":
         return "use what an earlier session decided"
-    return f"read {where} before calling or changing it"
+    return "read this code before calling or changing it"
 
 
 JUDGE_PROMPT = """You decide which memory a coding assistant should see before it acts.
