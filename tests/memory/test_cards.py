@@ -29,7 +29,9 @@ REAL_TURNS = [
 
 @pytest.mark.slow
 async def test_real_embedded_model_builds_a_graph_and_packs_cards(make_agent):
-    """SmolLM2 under the schema grammar extracts the facts; the proxy packs them."""
+    """SmolLM2 under the schema grammar extracts the facts of the lines the reading does
+    not place (``cards_facts=read``: "the connect function" is a word, not a name); the
+    proxy packs them."""
     from memory.transcript import read_transcript
 
     agent = make_agent("cards", model="local/smollm2", max_answer_tokens=24)
@@ -40,7 +42,7 @@ async def test_real_embedded_model_builds_a_graph_and_packs_cards(make_agent):
     print("memory ops:", [(r["op"], r["text"][:70]) for r in records])
     assert [r for r in records if r["op"] in ("skipped", "error")] == []
     stats = agent.llm.stats
-    assert stats.grammar == stats.calls >= len(REAL_TURNS) and stats.parsed == stats.calls
+    assert stats.grammar == stats.calls >= 1 and stats.parsed == stats.calls
     graph = agent.backend.graph
     facts = graph.of_type("fact")
     assert len(facts) >= 3, [f.content for f in facts]
