@@ -263,9 +263,9 @@ async def test_inspector_shows_each_memory_card_with_its_fields(app_factory, scr
         await pilot.pause()
         body = str(app.query_one(Inspector).query_one("#inspector-body").render())
         assert "\n    card fact:0:0 · utility " in body
-        for field in ("trigger:", "evidence:", "action hint:", "failure if ignored:",
-                      "scope:"):
+        for field in ("evidence:", "action hint:", "scope:"):  # a statement's card: short
             assert f"\n    {field} " in body, field
+        assert "\n    trigger: " not in body and "\n    failure if ignored: " not in body
         assert '\n    evidence: "parse_date must return UTC." (the developer' in body
 
 
