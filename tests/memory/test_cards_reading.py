@@ -246,3 +246,18 @@ def test_a_name_taken_from_a_module_bare_plain_or_out_of_it(embedder):
         "`cart_total` needs `count` from the `itertools` module.",
         "`cart_total` belongs in `shop/orders.py`."]
     assert got[4].aspect != "dependency" and got[5].aspect != "dependency"
+
+
+def test_a_verb_before_on_a_class_is_no_method_of_it(embedder):
+    """"lean on `Ledger`" is a dependency on the class, not a method `lean` of it; "post on
+    Ledger" is the method the conversation talks about (`Ledger.post`, not in the
+    repository yet)."""
+    lexicon = Lexicon(frozenset({"Ledger", "clean_code"}), ("shop/ledger.py", "shop/text.py"),
+                      {"Ledger": "shop/ledger.py", "clean_code": "shop/text.py"},
+                      frozenset({"cart_total", "ledger.post"}))
+    reader = Reader(embedder)
+    got = reader.read_all(["Can cart_total lean on `Ledger` from shop/ledger.py?",
+                           "Can post on Ledger lean on clean_code from shop/text.py?"],
+                          lexicon)
+    assert got[0].form() == "`cart_total` should reuse `Ledger` from `shop/ledger.py`."
+    assert got[1].form() == "`Ledger.post` should reuse `clean_code` from `shop/text.py`."

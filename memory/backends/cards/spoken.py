@@ -180,7 +180,8 @@ def _qualified(text: str, tokens: list[Token], lexicon: Lexicon) -> list[Token]:
         # the method a name of the repository's or of the conversation's, not a verb
         # ("lean on `C`", "depends on `C`")
         method = a.kind == "name" or a.text in lexicon.symbols \
-            or a.text.lower() in lexicon.subjects
+            or a.text.lower() in lexicon.subjects \
+            or (b is not None and f"{b.text}.{a.text}".lower() in lexicon.subjects)
         if b is not None and b.text in lexicon.symbols and b.text[:1].isupper() \
                 and a.text[:1].islower() and a.kind != "path" and method \
                 and ON_CLASS.match(gap):
