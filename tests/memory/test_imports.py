@@ -175,3 +175,22 @@ def test_lancedb_is_imported_without_the_overrides_checks(tmp_path):
                             capture_output=True, text=True, timeout=120,
                             cwd=Path(__file__).parents[2])
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_lancedbs_pydantic_models_build_on_first_use(tmp_path):
+    """The ~200 pydantic models lancedb defines build their validators when first used,
+    not during ``import lancedb``; models defined afterwards build as pydantic's default
+    says."""
+    code = ("import pydantic\n"
+            "from memory.store import import_lancedb\n"
+            "import_lancedb()\n"
+            "from lance_namespace import ListTablesResponse as Listed\n"
+            "assert not Listed.__pydantic_complete__\n"
+            "assert Listed(tables=['a']).tables == ['a'] and Listed.__pydantic_complete__\n"
+            "assert 'defer_build' not in pydantic.BaseModel.model_config\n"
+            "class Later(pydantic.BaseModel):\n"
+            "    x: int\n"
+            "assert Later.__pydantic_complete__\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, cwd=Path(__file__).parents[2])
+    assert result.returncode == 0, result.stderr[-2000:]
