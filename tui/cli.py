@@ -191,6 +191,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    import atexit
+    import gc
+
     from rich.console import Console
 
     from memory._git import NotAGitRepo
@@ -203,6 +206,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     except NotAGitRepo as exc:
         raise CLIError(str(exc)) from exc
     print(report.summary())
+    # The interpreter's last garbage collection walks every object the imports made
+    # (lancedb's and pydantic's classes) only to free memory the OS takes back at exit:
+    # 0.4 of a one-file refresh's ~2.3 CPU s. Everything is written by now (LanceDB
+    # commits each write, the manifest is renamed into place), so at exit those objects
+    # are left out of it; an in-process caller goes on collecting as before.
+    atexit.register(gc.freeze)
     return 0
 
 

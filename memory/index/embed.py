@@ -229,6 +229,9 @@ class OnnxMiniLMEmbedder:
                                              providers=["CPUExecutionProvider"])
         self._lock = threading.Lock()  # the tokenizer's truncation is shared state
         self._pool: ThreadPoolExecutor | None = None
+        # batches running at once, whoever runs them: the pool's threads, or callers that
+        # run a lone batch themselves (several callers may embed at once)
+        self._slots = threading.BoundedSemaphore(self.workers)
         self.cache = VectorCache()
 
     def _batches_at_once(self) -> ThreadPoolExecutor:
@@ -251,7 +254,8 @@ class OnnxMiniLMEmbedder:
                 ids[row, :len(encoded[i])] = encoded[i]
                 mask[row, :len(encoded[i])] = 1
             # ONNX Runtime's run is safe to call from several threads at once
-            (hidden,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask})
+            with self._slots:
+                (hidden,) = self._session.run(None, {"input_ids": ids, "attention_mask": mask})
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             out[batch] = pooled  # each batch its own rows

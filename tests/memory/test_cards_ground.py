@@ -9,7 +9,14 @@ import json
 import pytest
 
 from memory.backends import registry
-from memory.backends.cards.ground import documented, home, known, module_names, module_of
+from memory.backends.cards.ground import (
+    documented,
+    home,
+    imported_names,
+    known,
+    module_names,
+    module_of,
+)
 from memory.backends.cards.rules import LENT
 from memory.recall.memories import list_cards
 from memory.types import Turn
@@ -110,6 +117,16 @@ def test_a_module_knows_what_it_defines_binds_and_imports_whole():
     assert module_of("app/urls.py") == {"app.urls", "urls"}
     assert module_of("app/__init__.py") == {"app"}
     assert known("render_form", "app/forms.py", module_names("from app import forms\n"))
+
+
+def test_the_names_a_file_imports_by_name_with_their_module():
+    """What a plain word said to come from a module is checked against ("count from
+    itertools"): ``from m import g`` anywhere in the file, not ``import m``, nor a relative
+    import."""
+    source = ("from itertools import count, chain as joined\nimport decimal\n"
+              "from . import money\n\ndef f():\n    from os.path import join\n")
+    assert imported_names(source) == {"itertools.count", "itertools.chain", "os.path.join"}
+    assert imported_names("def broken(:\n") == frozenset()
 
 
 def test_what_a_docstring_says_is_its_first_paragraph_and_each_prose_sentence():
@@ -267,7 +284,7 @@ async def test_a_new_place_keeps_what_the_judge_decided(tmp_path, embedder, scri
     env = repo_env(tmp_path, embedder, {"app/forms.py": FORMS, "app/urls.py": URLS,
                                         "app/money.py": MONEY, "app/billing.py": billing,
                                         "app/__init__.py": ""})
-    cards = registry.create("cards", env(cards_judge="llm"))
+    cards = registry.create("cards", env(cards_judge="llm", cards_facts="llm"))  # both scripted
     said = no_cue(["`charge` belongs in `app/money.py`.",
                    "`charge` should reuse `render_form` from `app/forms.py`.",
                    "`charge` should reuse `quantize` from `app/money.py`.",

@@ -220,3 +220,44 @@ def test_names_resolve_against_the_repository_and_the_conversation(embedder):
     assert got[0].form() == "`cart_total` should reuse `round_cents` from `shop/money.py`."
     assert got[1].form() == "`cart_total` should reuse `clean_code` from `shop/text.py`."
     assert got[2].form() == "`cart_total` belongs in `shop/money.py`."
+
+
+def test_a_name_taken_from_a_module_bare_plain_or_out_of_it(embedder):
+    """A bare name before "from m." at a sentence's end, a quoted one "out of m", a plain
+    word ("count") the repository imports by that name from the module said, and a dotted
+    module whose file has a type stub beside it (shop/orders.py and shop/orders.pyi): each
+    read as what it is. A plain word the repository does not import from there stays a
+    word ("count from zero"), and a noun after an article is no module ("from the string",
+    though `string` is one)."""
+    lexicon = Lexicon(frozenset({"clean_code"}),
+                      ("shop/text.py", "shop/orders.py", "shop/orders.pyi"),
+                      {"clean_code": "shop/text.py"}, frozenset({"cart_total"}),
+                      imported=frozenset({"itertools.count", "decimal.Decimal"}))
+    reader = Reader(embedder)
+    got = reader.read_all(["cart_total relies on pairwise from itertools.",
+                           "cart_total leans on `accumulate` out of itertools.",
+                           "cart_total needs count from the itertools module.",
+                           "I'd keep cart_total in shop.orders.",
+                           "cart_total should count from zero.",
+                           "cart_total drops the spaces out of the string."], lexicon)
+    assert [r.form() for r in got[:4]] == [
+        "`cart_total` needs `pairwise` from the `itertools` module.",
+        "`cart_total` needs `accumulate` from the `itertools` module.",
+        "`cart_total` needs `count` from the `itertools` module.",
+        "`cart_total` belongs in `shop/orders.py`."]
+    assert got[4].aspect != "dependency" and got[5].aspect != "dependency"
+
+
+def test_a_verb_before_on_a_class_is_no_method_of_it(embedder):
+    """"lean on `Ledger`" is a dependency on the class, not a method `lean` of it; "post on
+    Ledger" is the method the conversation talks about (`Ledger.post`, not in the
+    repository yet)."""
+    lexicon = Lexicon(frozenset({"Ledger", "clean_code"}), ("shop/ledger.py", "shop/text.py"),
+                      {"Ledger": "shop/ledger.py", "clean_code": "shop/text.py"},
+                      frozenset({"cart_total", "ledger.post"}))
+    reader = Reader(embedder)
+    got = reader.read_all(["Can cart_total lean on `Ledger` from shop/ledger.py?",
+                           "Can post on Ledger lean on clean_code from shop/text.py?"],
+                          lexicon)
+    assert got[0].form() == "`cart_total` should reuse `Ledger` from `shop/ledger.py`."
+    assert got[1].form() == "`Ledger.post` should reuse `clean_code` from `shop/text.py`."

@@ -99,7 +99,8 @@ async def test_a_later_description_of_the_whole_function_replaces_the_earlier(ca
                    "order."])
     cards = registry.create("cards", cards_env())
     assert await said_in_turns(cards, script, said) == said[1:]
-    cards = registry.create("cards", cards_env(cards_judge="llm"))
+    script.queue.clear()  # the reading placed both: the extractor's answers went unread
+    cards = registry.create("cards", cards_env(cards_judge="llm", cards_facts="llm"))
     script.default = '{"verdict": "adds"}'
     assert await said_in_turns(cards, script, said) == said
     assert cards.builder.judge.stats.asked >= 1
@@ -202,7 +203,7 @@ async def test_the_judge_can_keep_both_and_fails_soft(cards_env, script):
     keeps both; a reply that does not parse leaves the rule's decision (counted)."""
     from tests.memory.cards_support import facts
 
-    cards = registry.create("cards", cards_env(cards_judge="llm"))
+    cards = registry.create("cards", cards_env(cards_judge="llm", cards_facts="llm"))
     from memory.types import Turn
 
     said = ["`connect` needs `sha1` from the `hashlib` module.",

@@ -49,6 +49,27 @@ def test_index_builds_without_the_llm_stack_and_reopens_without_lancedb(tmp_path
     assert not heavy, f"a no-change `engram index` imported {sorted(heavy)}"
 
 
+def test_an_index_run_leaves_its_objects_out_of_the_exit_collection(tmp_path, repo):
+    """`engram index` freezes the garbage collector's objects at exit (the last
+    collection would walk lancedb's and pydantic's classes only to free memory), after
+    everything is written: the next run finds nothing to do."""
+    code = ("import atexit, gc, sys\n"
+            "report = lambda: open(sys.argv[1], 'w').write(str(gc.get_freeze_count()))\n"
+            "atexit.register(report)  # runs after what the command registers\n"
+            "from tui.cli import main\n"
+            "sys.exit(main(sys.argv[2:]))\n")
+    out = tmp_path / "frozen"
+    env = {**os.environ, "ENGRAM_HOME": str(tmp_path / "home")}
+    argv = [sys.executable, "-c", code, str(out), "index", "--repo", str(repo)]
+    first = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
+                           cwd=Path(__file__).parents[2])
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert int(out.read_text()) > 1000
+    again = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300,
+                           cwd=Path(__file__).parents[2])
+    assert again.returncode == 0 and " 0 re-indexed" in again.stdout, again.stdout
+
+
 def test_listing_backends_imports_no_model_and_no_store(tmp_path):
     modules = imported(tmp_path, "backends")
     assert not modules.intersection((*LLM_STACK, "lancedb", "onnxruntime"))
@@ -153,4 +174,23 @@ def test_lancedb_is_imported_without_the_overrides_checks(tmp_path):
     result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "db")],
                             capture_output=True, text=True, timeout=120,
                             cwd=Path(__file__).parents[2])
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_lancedbs_pydantic_models_build_on_first_use(tmp_path):
+    """The ~200 pydantic models lancedb defines build their validators when first used,
+    not during ``import lancedb``; models defined afterwards build as pydantic's default
+    says."""
+    code = ("import pydantic\n"
+            "from memory.store import import_lancedb\n"
+            "import_lancedb()\n"
+            "from lance_namespace import ListTablesResponse as Listed\n"
+            "assert not Listed.__pydantic_complete__\n"
+            "assert Listed(tables=['a']).tables == ['a'] and Listed.__pydantic_complete__\n"
+            "assert 'defer_build' not in pydantic.BaseModel.model_config\n"
+            "class Later(pydantic.BaseModel):\n"
+            "    x: int\n"
+            "assert Later.__pydantic_complete__\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, cwd=Path(__file__).parents[2])
     assert result.returncode == 0, result.stderr[-2000:]

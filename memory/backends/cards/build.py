@@ -40,7 +40,7 @@ from memory.backends.cards.graph import (
     said_of,
     subject_key,
 )
-from memory.backends.cards.ground import RepoReader, imported_modules
+from memory.backends.cards.ground import RepoReader, imported_modules, imported_names
 from memory.backends.cards.judge import JUDGES, RevisionJudge
 from memory.backends.cards.reading import Lexicon, Reader, Reading
 from memory.backends.cards.rehome import rehome
@@ -314,10 +314,13 @@ class GraphBuilder:
                     defined.setdefault(c.name, c.path)
             files = tuple(dict.fromkeys(c.path for c in chunks))
             reader = self.reviser.reader
+            sources = [reader.source(f) for f in files] if reader is not None else []
             modules = frozenset(sys.stdlib_module_names).union(
-                *(imported_modules(reader.source(f)) for f in files if reader is not None))
+                *(imported_modules(source) for source in sources))
+            imported = frozenset().union(*(imported_names(source) for source in sources))
             self._lexicon = (generation, Lexicon(frozenset(defined), files, defined,
-                                                 modules=modules, words=whole_words()))
+                                                 modules=modules, words=whole_words(),
+                                                 imported=imported))
         subjects = frozenset(subject_key(n.subject) for n in self.graph.of_type("fact")
                              if n.subject)
         return replace(self._lexicon[1], subjects=subjects)

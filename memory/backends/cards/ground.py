@@ -82,6 +82,18 @@ def imported_modules(source: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def imported_names(source: str) -> frozenset[str]:
+    """The names a source file imports by name, each with its module (``from a.b import
+    c as d``: "a.b.c"); empty when it does not parse. Relative imports left out."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(f"{node.module}.{alias.name}" for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                     for alias in node.names)
+
+
 def _dotted(module: str) -> set[str]:
     """``a.b.c`` -> {"a.b.c", "b.c", "c"}: a module's name as a statement may give it."""
     parts = module.split(".")

@@ -48,6 +48,9 @@ METHOD_LINKS = frozenset({"on", "of", "method", "the", "class"})
 # words between a name and the module or file it comes from ("g from m", "g in m.py",
 # "g out of m", "g of the m module"); "in" only pairs a name that is not the subject
 SOURCE_WORDS = ("from", "in", "inside", "out of", "of", "within")
+# those of them that say where a name is taken from, not where it lives: a lower-case word
+# after them is a module even when nothing calls it one ("g out of itertools")
+TAKEN_FROM = ("from", "out of")
 # words a module may be called by after its name ("the decimal module")
 MODULE_WORDS = ("module", "package", "library", "lib", "file", "stdlib", "standard library")
 # words before a common noun: a module's name after one is the noun ("open a socket")
@@ -398,8 +401,11 @@ CODE_SPELLING = re.compile(r"_|[a-z][A-Z]|^[A-Z][a-z0-9]+[A-Z]|\w\.\w")
 DETERMINED = re.compile(r"\b(?:" + "|".join(DETERMINERS) + r")\s+$", re.I)
 # a word at a sentence's start (its capital says nothing)
 SENTENCE_START = re.compile(r"(?:^|[.:;!?(]\s*)\W*$")
-# "from m" after a word: where it comes from ("Decimal from decimal")
-FROM_WORD = re.compile(r"\s*,?\s*\(?\s*from\s+(?:the\s+)?[`'\"]?([a-z_][\w./]*)[`'\"]?(\s+\w+)?")
+# "from m" (or "out of m") after a word: where it comes from ("Decimal from decimal"); the
+# module's name ends on a letter or digit, not on the sentence's full stop ("from itertools.");
+# ``the``: said with an article, ``quote``: in a code span or quotes, ``after``: the next word
+FROM_WORD = re.compile(r"\s*,?\s*\(?\s*(?:from|out\s+of)\s+(?P<the>the\s+)?(?P<quote>[`'\"])?"
+                       r"(?P<source>[a-z_](?:[\w./]*\w)?)[`'\"]?(?P<after>\s+\w+)?")
 # between a class and its method: "C's f"
 OWNED = re.compile(r"^(?:'s|\u2019s)\s+(?:`|'|\")?$")
 # between a method and its class: "f on C", "f method of the class C"

@@ -29,6 +29,7 @@ from memory.backends.cards.rules import (
     PATH,
     SENTENCE_START,
     SOURCE_AFTER,
+    TAKEN_FROM,
     TOKEN,
 )
 
@@ -44,6 +45,7 @@ class Lexicon:
     subjects: frozenset[str] = frozenset()  # lower-case last parts
     modules: frozenset[str] = frozenset(sys.stdlib_module_names)  # importable by name
     words: frozenset[str] = frozenset()  # ordinary English words (``embed.whole_words``)
+    imported: frozenset[str] = frozenset()  # "m.g" for each ``from m import g`` of its files
 
     def file(self, token: str) -> str:
         """The repository file ``token`` names: a path (its tail, when one file ends so),
@@ -61,6 +63,8 @@ class Lexicon:
             dotted = said.replace(".", "/")
             found = [f for f in self.files if _module_path(f) == dotted
                      or _module_path(f).endswith("/" + dotted)]
+            # a module and its type stub (``m.py``, ``m.pyi``) are one module: its source
+            found = [f for f in found if not (f.endswith(".pyi") and f[:-1] in found)]
         return found[0] if len(found) == 1 else ""
 
 
@@ -108,7 +112,14 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
     named_module = any(t.text in lexicon.modules and t.text not in rules.PLAIN_WORDS
                        for t in found) or bool(IMPORT_WORD.search(text))
     for token in found:
-        if token.kind != "word" or token.text.lower() in rules.PLAIN_WORDS:
+        if token.kind != "word":
+            continue
+        if token.text.lower() in rules.PLAIN_WORDS:
+            # a plain word ("count", "map") is a name when the repository imports it by
+            # that name from the module it is said to come from ("count from itertools")
+            taken = FROM_WORD.match(text[token.end:])
+            if taken is not None and f"{taken['source']}.{token.text}" in lexicon.imported:
+                token.kind = "name"
             continue
         # "Decimal from decimal": a word said to come from a module; "take Decimal": a
         # capitalised word inside a sentence (a class)
@@ -136,9 +147,12 @@ def _comes_from(rest: str, lexicon: Lexicon) -> bool:
     found = FROM_WORD.match(rest)
     if found is None:
         return False
-    source, after = found.group(1), (found.group(2) or "").strip().lower()
+    source, after = found["source"], (found["after"] or "").strip().lower()
     in_repo = ("." in source or "/" in source) and bool(lexicon.file(source))
-    return source in lexicon.modules or in_repo or after in rules.MODULE_WORDS
+    if after in rules.MODULE_WORDS or in_repo:
+        return True
+    # a bare word after an article is a noun ("segments from the string"), not a module
+    return source in lexicon.modules and not (found["the"] and not found["quote"])
 
 
 def _qualified(text: str, tokens: list[Token], lexicon: Lexicon) -> list[Token]:
@@ -163,8 +177,14 @@ def _qualified(text: str, tokens: list[Token], lexicon: Lexicon) -> list[Token]:
         b = tokens[skip] if skip < len(tokens) else None
         gap = text[a.end:b.start] if b is not None else ""
         skip = skip + 1 - i
+        # the method a name of the repository's or of the conversation's, not a verb
+        # ("lean on `C`", "depends on `C`")
+        method = a.kind == "name" or a.text in lexicon.symbols \
+            or a.text.lower() in lexicon.subjects \
+            or (b is not None and f"{b.text}.{a.text}".lower() in lexicon.subjects)
         if b is not None and b.text in lexicon.symbols and b.text[:1].isupper() \
-                and a.text[:1].islower() and a.kind != "path" and ON_CLASS.match(gap):
+                and a.text[:1].islower() and a.kind != "path" and method \
+                and ON_CLASS.match(gap):
             out.append(Token(f"{b.text}.{a.text}", a.start, b.end, True, "name"))
             i += skip
             continue
@@ -201,7 +221,8 @@ def pairs(text: str, tokens: list[Token],
         m = SOURCE_AFTER.match(text, token.end)  # "g from m", "g in m.py", "g of the m module"
         if m is not None and m.end() in at:
             j = at[m.end()]
-            src = _is_source(text, tokens[j], "from" if "from" in m.group(0).lower()
+            said = " ".join(m.group(0).lower().split())
+            src = _is_source(text, tokens[j], "from" if any(w in said for w in TAKEN_FROM)
                              else "in", lexicon)
             if src and "(" in m.group(0) and not CLOSED_SOURCE.match(text, tokens[j].end):
                 src = ""  # "(a, b)": a parameter list, not "(from m)"

@@ -116,6 +116,35 @@ def test_batches_run_at_once_give_the_vectors_of_one_thread(embedder):
     assert len(threads) == 2 and all(t.startswith("minilm") for t in threads)
 
 
+def test_callers_embedding_at_once_share_the_batches_at_once(embedder):
+    """Two callers embedding at once (an index build embeds two parts at a time) run no
+    more batches at once than the embedder's workers, one batch on its own included."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    one = OnnxMiniLMEmbedder(graph=embedder.graph, workers=1)
+    session = one._session
+    running, most = 0, 0
+    lock = threading.Lock()
+
+    class Counting:
+        def run(self, names: Any, feed: dict[str, np.ndarray]) -> Any:
+            nonlocal running, most
+            with lock:
+                running += 1
+                most = max(most, running)
+            try:
+                return session.run(names, feed)
+            finally:
+                with lock:
+                    running -= 1
+
+    one._session = Counting()  # type: ignore[assignment]
+    texts = [[f"def part_{p}_{i}(x): return x + {i}" for i in range(3)] for p in range(6)]
+    with ThreadPoolExecutor(3) as callers:
+        vectors = list(callers.map(lambda t: one._run(t, 64), texts))
+    assert most == 1 and all(v.shape == (3, MINILM_DIM) for v in vectors)
+
+
 def test_the_batch_size_does_not_change_a_vector(embedder, monkeypatch):
     """Texts go to ONNX Runtime in batches of ONNX_BATCH (less CPU than one batch of 64):
     each text's vector is the one it gets in a batch of 64."""

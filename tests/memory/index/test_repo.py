@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -291,3 +292,31 @@ def test_a_build_in_parts_stores_every_chunk_with_its_own_vector(tmp_path, embed
     with pytest.raises(OSError, match="disk full"):
         again.refresh()
     assert not (tmp_path / "d" / "engram-files.json").exists()
+
+
+def test_the_next_part_embeds_while_a_part_finishes(tmp_path, embedder):
+    """A build does not wait for one part's embedding to end before the next part's
+    starts (the embedder's threads would idle on a part's last batch): the first call
+    returns only once the second has begun, and the index is whole."""
+    import threading
+
+    body = "".join(f"def f{i}(x):\n    return x * {i}\n\n\n" for i in range(8))
+    root = make_repo(tmp_path / "r", {"m.py": body})
+    second = threading.Event()
+    calls: list[int] = []
+
+    class Overlapping:
+        name, dim = embedder.name, embedder.dim
+
+        def embed(self, texts: list[str], *, max_tokens: int | None = None) -> Any:
+            calls.append(len(texts))
+            if len(calls) == 1:
+                assert second.wait(30), "the next part never started"
+            else:
+                second.set()
+            return embedder.embed(texts, max_tokens=max_tokens)
+
+    index = RepoIndex(root, Store(tmp_path / "d"), Overlapping(), IndexConfig(embed_batch=3))
+    report = index.refresh()
+    assert len(calls) == 3 and report.chunks_total == report.chunks_embedded == 9
+    assert sorted(c.qualname for c in index.chunks()) == ["", *sorted(f"f{i}" for i in range(8))]
