@@ -401,10 +401,12 @@ CODE_SPELLING = re.compile(r"_|[a-z][A-Z]|^[A-Z][a-z0-9]+[A-Z]|\w\.\w")
 DETERMINED = re.compile(r"\b(?:" + "|".join(DETERMINERS) + r")\s+$", re.I)
 # a word at a sentence's start (its capital says nothing)
 SENTENCE_START = re.compile(r"(?:^|[.:;!?(]\s*)\W*$")
-# "from m" (or "out of m") after a word: where it comes from ("Decimal from decimal"); the
-# module's name ends on a letter or digit, not on the sentence's full stop ("from itertools.");
+# "from m" (or "out of m": TAKEN_FROM's words) after a word: where it comes from ("Decimal
+# from decimal"); the module's name ends on a letter or digit, not on the sentence's full stop ("from itertools.");
 # ``the``: said with an article, ``quote``: in a code span or quotes, ``after``: the next word
-FROM_WORD = re.compile(r"\s*,?\s*\(?\s*(?:from|out\s+of)\s+(?P<the>the\s+)?(?P<quote>[`'\"])?"
+FROM_WORD = re.compile(r"\s*,?\s*\(?\s*(?:"
+                       + "|".join(w.replace(" ", r"\s+") for w in TAKEN_FROM)
+                       + r")\s+(?P<the>the\s+)?(?P<quote>[`'\"])?"
                        r"(?P<source>[a-z_](?:[\w./]*\w)?)[`'\"]?(?P<after>\s+\w+)?")
 # between a class and its method: "C's f"
 OWNED = re.compile(r"^(?:'s|\u2019s)\s+(?:`|'|\")?$")
