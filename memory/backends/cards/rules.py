@@ -402,7 +402,8 @@ DETERMINED = re.compile(r"\b(?:" + "|".join(DETERMINERS) + r")\s+$", re.I)
 # a word at a sentence's start (its capital says nothing)
 SENTENCE_START = re.compile(r"(?:^|[.:;!?(]\s*)\W*$")
 # "from m" (or "out of m": TAKEN_FROM's words) after a word: where it comes from ("Decimal
-# from decimal"); the module's name ends on a letter or digit, not on the sentence's full stop ("from itertools.");
+# from decimal"); the module's name ends on a letter or digit, not on the sentence's full
+# stop ("from itertools.");
 # ``the``: said with an article, ``quote``: in a code span or quotes, ``after``: the next word
 FROM_WORD = re.compile(r"\s*,?\s*\(?\s*(?:"
                        + "|".join(w.replace(" ", r"\s+") for w in TAKEN_FROM)
