@@ -16,6 +16,9 @@ ALLOWED = {
     # file descriptors the sandbox runner's parent hands to that one child process
     ("replay/sandbox/_runner.py", "ENGRAM_RUNNER_FD"),
     ("replay/sandbox/_verdict.py", "ENGRAM_VERDICT_FDS"),
+    # the runner hands its zygote a socket, and the path its test processes put back
+    ("replay/sandbox/_zygote.py", "ENGRAM_ZYGOTE_FD"),
+    ("replay/sandbox/_zygote.py", "ENGRAM_ZYGOTE_PYTHONPATH"),
 }
 
 

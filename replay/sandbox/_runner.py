@@ -37,14 +37,17 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
 
 PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 REPORT_LIMIT = 4 * 1024 * 1024  # bytes read from one child's report pipe
 HERE = os.path.dirname(os.path.abspath(__file__))
 HARNESS = os.path.join(HERE, "engram_verdict.py")
+ZYGOTE = os.path.join(HERE, "zygote", "engram_zygote.py")
 
 
 def _load_check():
@@ -67,6 +70,92 @@ def _undumpable():
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+def _subreaper():
+    """Whether this process now adopts its descendants' orphans (the zygote's test
+    processes, see ``_Zygote``)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+class _Adopted:
+    """A test process forked by the zygote's fork, which exits at once: then the process
+    is this one's child (the subreaper's), waited for here. ``Popen``'s ``pid``,
+    ``poll``, ``wait`` and ``returncode``."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            try:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # still the zygote's fork's, for a moment
+                return None
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, limit=30.0):
+        """Its exit status; None if it was never adopted within ``limit`` seconds (then it
+        ended under someone else: a failure)."""
+        deadline = time.monotonic() + limit
+        while self.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        return self.returncode
+
+
+class _Zygote:
+    """``engram_zygote.py``: one process per run that has imported pytest and forks a
+    test process per pytest child; it is handed descriptors only (what a child runs, and
+    how it ended, never pass through it: see that file). ``start`` returns the test
+    process, or None when the zygote is gone or cannot fork (the child then starts as
+    a process of its own, as without it)."""
+
+    def __init__(self, env, cwd):
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        guard = os.path.realpath(HERE)
+        path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                if p and os.path.realpath(p) != guard]  # site without the guard
+        zenv = {**env, "PYTHONPATH": os.pathsep.join(path),
+                "ENGRAM_ZYGOTE_PYTHONPATH": env.get("PYTHONPATH", ""),
+                "ENGRAM_ZYGOTE_FD": str(theirs.fileno())}
+        try:
+            self.proc = subprocess.Popen([sys.executable, ZYGOTE], cwd=cwd, env=zenv,
+                                         stdin=subprocess.DEVNULL,
+                                         pass_fds=(theirs.fileno(),))
+        except OSError:
+            self.proc = None
+        finally:
+            theirs.close()
+        self.replies = self.sock.makefile("rb")
+
+    def start(self, fds):
+        if self.proc is None:
+            return None
+        try:
+            socket.send_fds(self.sock, [b"1"], list(fds))
+            pid = int(self.replies.readline())
+        except (OSError, ValueError):
+            self.close()
+            return None
+        return _Adopted(pid) if pid > 0 else None
+
+    def close(self):
+        self.replies.close()
+        self.sock.close()
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+
+_zygote = None  # the run's, while a pytest job runs and the runner is a subreaper
 
 
 def _read_until(fd, proc, deadline):
@@ -106,20 +195,35 @@ def _read_until(fd, proc, deadline):
             os.close(pidfd)
 
 
-def _child(argv, payload, env, cwd, timeout):
+def _child(argv, payload, env, cwd, timeout, pytest_args=None):
     """Run one child, ``payload`` (its token first, a line of its own) on its payload
-    pipe: (exit status or None, timed out, report bytes)."""
+    pipe: (exit status or None, timed out, report bytes). ``pytest_args``: a pytest
+    child, forked by the run's zygote when there is one (``argv`` otherwise)."""
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, pass_fds=(in_r, out_w),
-                                env={**env, "ENGRAM_VERDICT_FDS": f"{in_r},{out_w}"},
-                                start_new_session=True)
-    except OSError as exc:
-        for fd in (in_r, in_w, out_r, out_w):
-            os.close(fd)
-        sys.stderr.write(f"engram runner: cannot start a test: {exc}\n")
-        return None, False, b""
+    proc = None
+    if pytest_args is not None and _zygote is not None:
+        args_r, args_w = os.pipe()
+        try:
+            proc = _zygote.start((in_r, out_w, args_r))
+        finally:
+            os.close(args_r)
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                os.write(args_w, json.dumps({"cwd": cwd, "guard": HERE,
+                                             "args": pytest_args}).encode())
+        os.close(args_w)
+    if proc is None:
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                                    pass_fds=(in_r, out_w),
+                                    env={**env, "ENGRAM_VERDICT_FDS": f"{in_r},{out_w}"},
+                                    start_new_session=True)
+        except OSError as exc:
+            for fd in (in_r, in_w, out_r, out_w):
+                os.close(fd)
+            sys.stderr.write(f"engram runner: cannot start a test: {exc}\n")
+            return None, False, b""
     os.close(in_r)
     os.close(out_w)
     with contextlib.suppress(OSError):
@@ -130,6 +234,8 @@ def _child(argv, payload, env, cwd, timeout):
     if timed_out or proc.poll() is None:
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):  # a test process killed before its setsid
+            os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     return proc.returncode, timed_out, report
 
@@ -206,9 +312,15 @@ def run_pytest(job, env, cwd):
             pristine = handle.read()
         with open(os.path.join(cwd, plan["file"]), "w", encoding="utf-8") as handle:
             handle.write(plan["source"])
+    global _zygote
+    if _subreaper():
+        _zygote = _Zygote(env, cwd)
     try:
         return _pytest_children(job, env, cwd, targets, plan)
     finally:  # the test file as it was (the check's file gone); the host checks it too
+        if _zygote is not None:
+            _zygote.close()
+            _zygote = None
         if plan["file"] is None:
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(cwd, plan["check"].split("::")[0]))
@@ -221,9 +333,10 @@ def _pytest_child(job, env, cwd, nodes):
     """One pytest process over ``nodes``: (its report lines, whether it ended well, timed
     out)."""
     token = _token()
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            "-p", "engram_verdict", "--maxfail=0", "--rootdir", cwd, *nodes]
-    status, late, report = _child(argv, token, env, cwd, job["timeout"])
+    args = ["-q", "-p", "no:cacheprovider", "-p", "engram_verdict", "--maxfail=0",
+            "--rootdir", cwd, *nodes]
+    status, late, report = _child([sys.executable, "-m", "pytest", *args], token, env, cwd,
+                                  job["timeout"], pytest_args=args)
     lines = _lines(report, token)
     return lines, status in (0, 1) and not late and any(k == "done" for k, _ in lines), late
 

@@ -14,8 +14,10 @@ says which one ran ("bwrap" or "weak").
 Verdicts (``pytest`` and ``asserts``) are decided by a process the tested code does not
 share: the runner (``_runner.py``), the jail's first process, which never imports the
 tested code, is non-dumpable (no child reads its memory or takes its descriptors), runs
-each test in a child of its own (``_verdict.py``: one assert group, or one pytest target)
-and sends the verdicts on a pipe only it holds, headed by a nonce the host gave it. A
+each test in a child of its own (``_verdict.py``: one assert group, or one pytest target;
+a pytest child is forked from the run's zygote, ``_zygote.py``, which imported pytest once
+and is handed descriptors only, never what a child runs or how it ended) and sends the
+verdicts on a pipe only it holds, headed by a nonce the host gave it. A
 child's test passes only if it writes back the one-time token it was handed before any
 tested code ran, after the test, and exits normally; and no test of a run passes if the
 run's check test passes: a real test of the run with one expected value changed
@@ -75,6 +77,7 @@ from memory.acting.jail.limits import limited
 VERDICT = Path(__file__).with_name("_verdict.py")
 RUNNER = Path(__file__).with_name("_runner.py")
 CHECK = Path(__file__).with_name("_check.py")
+ZYGOTE = Path(__file__).with_name("_zygote.py")
 IGNORED = shutil.ignore_patterns(".git", ".venv", "venv", "node_modules", "__pycache__",
                                  ".pytest_cache", "*.pyc")
 OUTPUT_LIMIT = 20_000  # characters of stdout/stderr kept per run
@@ -226,6 +229,8 @@ class Sandbox:
         shutil.copyfile(VERDICT, self.root / "guard" / "engram_verdict.py")
         shutil.copyfile(RUNNER, self.root / "guard" / "engram_runner.py")
         shutil.copyfile(CHECK, self.root / "guard" / "engram_check.py")
+        (self.root / "guard" / "zygote").mkdir()  # off the path the guard is imported from
+        shutil.copyfile(ZYGOTE, self.root / "guard" / "zygote" / "engram_zygote.py")
         for rel, text in (files or {}).items():
             self.write(rel, text)
 
