@@ -116,15 +116,14 @@ class _Zygote:
 
     def __init__(self, env, cwd):
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        guard = os.path.realpath(HERE)
-        path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                if p and os.path.realpath(p) != guard]  # site without the guard
-        zenv = {**env, "PYTHONPATH": os.pathsep.join(path),
-                "ENGRAM_ZYGOTE_PYTHONPATH": env.get("PYTHONPATH", ""),
+        self.sock.settimeout(10.0)  # a zygote stopped or gone: the child starts on its own
+        # nothing of the work dir on its path (``-P``, no PYTHONPATH, no user site): what it
+        # imports before a fork, every child shares, and the guard is not in place yet
+        zenv = {**env, "PYTHONPATH": "", "ENGRAM_ZYGOTE_PYTHONPATH": env.get("PYTHONPATH", ""),
                 "ENGRAM_ZYGOTE_FD": str(theirs.fileno())}
         try:
-            self.proc = subprocess.Popen([sys.executable, ZYGOTE], cwd=cwd, env=zenv,
-                                         stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen([sys.executable, "-s", "-P", ZYGOTE], cwd="/",
+                                         env=zenv, stdin=subprocess.DEVNULL,
                                          pass_fds=(theirs.fileno(),))
         except OSError:
             self.proc = None

@@ -13,8 +13,9 @@ runner (a child subreaper), which alone reads its arguments' pipe's other end, w
 for it and sees its exit status. The zygote, started with ``site`` but without the guard
 (not on its path), is non-dumpable; the test process makes itself dumpable again, reads
 its arguments, puts the guard's directory and its working directory on ``sys.path``
-where ``python -m pytest`` has them, imports the guard (``sitecustomize``: the audit
-hook, which refuses forking from then on) and runs pytest in-process. This file is
+where ``python -m pytest`` has them, having imported the guard first, by its path
+(``sitecustomize``: the audit hook, which refuses forking from then on), and runs pytest
+in-process. Nothing of the work dir is on the zygote's own path. This file is
 copied, never imported by engram itself.
 """
 
@@ -30,6 +31,7 @@ _LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 import contextlib  # noqa: E402
 import importlib  # noqa: E402
+import importlib.util  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -64,20 +66,29 @@ def _test_process(control, payload, report, arguments):
         cwd, guard, args = job["cwd"], job["guard"], list(job["args"])
         del job
         os.chdir(cwd)
-        os.environ["PYTHONPATH"] = os.environ.pop("ENGRAM_ZYGOTE_PYTHONPATH", "")
+        path = os.environ.pop("ENGRAM_ZYGOTE_PYTHONPATH", "")
+        os.environ["PYTHONPATH"] = path
         os.environ["ENGRAM_VERDICT_FDS"] = f"{payload},{report}"
-        sys.path[0:1] = [cwd, guard]  # ``python -m pytest``'s, with the guard first on PYTHONPATH
+        # the guard first, by its path (as site imports it, before any of the run's code
+        # can be on the path), then ``python -m pytest``'s path: the work dir, PYTHONPATH
+        spec = importlib.util.spec_from_file_location(
+            "sitecustomize", os.path.join(guard, "sitecustomize.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["sitecustomize"] = module
+        spec.loader.exec_module(module)
+        del spec, module
+        sys.path[0:0] = [cwd, *(p for p in path.split(os.pathsep) if p)]
         sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py"), *args]
-        import sitecustomize  # noqa: F401 - the guard, as site would have imported it
-
         code = int(pytest.main(args))
     except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
+        code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
     except BaseException:
         code = 3
     try:
         import atexit
 
+        if "threading" in sys.modules:  # as the interpreter ends: threads joined, then atexit
+            sys.modules["threading"]._shutdown()
         atexit._run_exitfuncs()
         sys.stdout.flush()
         sys.stderr.flush()

@@ -46,7 +46,11 @@ text. One that forges without telling them apart escapes only by missing the che
 forging m of a run's n + 1 children (assert groups or pytest processes, the check's
 among them; the re-check, shaped like the check, is forged alike), with probability
 (n + 1 - m) / (n + 1). In the weak sandbox run as root, a child may read the runner's
-memory (root may trace any process), and with it which test is the check. Defaults
+memory (root may trace any process), and with it which test is the check. A child may kill
+or stop the zygote: the later children then start as processes of their own (after a
+10 s wait for a stopped one), which tells none of them which is the check. The guard's
+directory (the runner, the harness, the zygote) is read-only in the OS jail and copied
+afresh before every run, so a run's code cannot rewrite them for the next run. Defaults
 follow DevEval's harness: 60 s per test, a 5 GB memory cap.
 """
 
@@ -223,16 +227,24 @@ class Sandbox:
             shutil.copytree(copy_from, self.work, ignore=IGNORED, symlinks=True)
         else:
             self.work.mkdir()
-        for sub in ("home", "tmp", "guard"):
+        for sub in ("home", "tmp"):
             (self.root / sub).mkdir()
-        shutil.copyfile(GUARD, self.root / "guard" / "sitecustomize.py")
-        shutil.copyfile(VERDICT, self.root / "guard" / "engram_verdict.py")
-        shutil.copyfile(RUNNER, self.root / "guard" / "engram_runner.py")
-        shutil.copyfile(CHECK, self.root / "guard" / "engram_check.py")
-        (self.root / "guard" / "zygote").mkdir()  # off the path the guard is imported from
-        shutil.copyfile(ZYGOTE, self.root / "guard" / "zygote" / "engram_zygote.py")
+        self._install_guard()
         for rel, text in (files or {}).items():
             self.write(rel, text)
+
+    def _install_guard(self) -> None:
+        """The guard, the verdict harness and the zygote, copied afresh before every run:
+        read-only inside the OS jail, but the weak sandbox cannot stop a run's code from
+        rewriting them for the next run."""
+        guard = self.root / "guard"
+        if guard.exists():
+            shutil.rmtree(guard)
+        (guard / "zygote").mkdir(parents=True)  # off the guard's directory
+        for source, name in ((GUARD, "sitecustomize.py"), (VERDICT, "engram_verdict.py"),
+                             (RUNNER, "engram_runner.py"), (CHECK, "engram_check.py"),
+                             (ZYGOTE, "zygote/engram_zygote.py")):
+            shutil.copyfile(source, guard / name)
 
     def write(self, rel: str, text: str) -> Path:
         path = _inside(self.work, rel)
@@ -271,8 +283,9 @@ class Sandbox:
         jail = mode()
         env = self.env()
         cgroup = None
+        self._install_guard()
         if jail == "bwrap":
-            command = _bwrap.argv(self.root, self.work, argv)
+            command = _bwrap.argv(self.root, self.work, argv, readonly=(self.root / "guard",))
             env["ENGRAM_SANDBOX_NPROC"] = str(self.limits.processes)
             cgroup = _bwrap.PidsCgroup(self.limits.processes)
         else:

@@ -50,8 +50,10 @@ def _python_roots() -> list[str]:
     return [r for r in keep if not any(r != o and r.startswith(o + os.sep) for o in keep)]
 
 
-def argv(root: Path | None, workdir: Path, command: list[str]) -> list[str]:
-    """The bwrap command line running ``command`` in ``workdir`` with ``root`` writable."""
+def argv(root: Path | None, workdir: Path, command: list[str],
+         readonly: tuple[Path, ...] = ()) -> list[str]:
+    """The bwrap command line running ``command`` in ``workdir`` with ``root`` writable but
+    for the ``readonly`` paths inside it."""
     exe = binary()
     if exe is None:
         raise FileNotFoundError("bwrap not found")
@@ -71,6 +73,8 @@ def argv(root: Path | None, workdir: Path, command: list[str]) -> list[str]:
         args += ["--ro-bind", path, path]
     if root is not None:
         args += ["--bind", str(root), str(root)]
+    for path in readonly:
+        args += ["--ro-bind", str(path), str(path)]
     return [*args, "--chdir", str(workdir), "--", *command]
 
 

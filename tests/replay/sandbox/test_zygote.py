@@ -114,3 +114,67 @@ def test_a_pytest_child_cannot_read_or_trace_the_zygote_or_the_runner(tmp_path):
                      for verb, name in [("refused", "environ"), ("refused", "mem"),
                                         ("refused", "fd/0"), ("refused", "maps")]} | {
         "PROBE-LINE ptrace zygote -1", "PROBE-LINE ptrace runner -1"}, result.stdout[-3000:]
+
+
+def test_the_guard_is_in_every_child_whatever_the_work_dir_holds(tmp_path):
+    """A ``sitecustomize.py`` shipped in the tree, or planted by the first test for the
+    later children, never replaces the guard (the zygote has nothing of the work dir on
+    its path, and a child imports the guard by its path before the work dir is on it)."""
+    root = tree(tmp_path, (
+        "def test_plants():\n"
+        "    open(os.path.join(os.getcwd(), 'pkg', 'sitecustomize.py'), 'w').write(\n"
+        "        'print(\"PLANTED\" \"-RAN\")\\n')\n"  # the marker not in the source
+        "    say(guard=sys.modules['sitecustomize'].__file__, fork=can_fork())\n"
+        "    assert double(1) == 3\n\n\n"
+        "def test_after():\n"
+        "    say(guard=sys.modules['sitecustomize'].__file__, fork=can_fork())\n"
+        "    assert double(1) == 3\n\n\n"
+        "def can_fork():\n    try:\n        pid = os.fork()\n    except PermissionError:\n"
+        "        return False\n    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\n"
+        "    return True\n"))
+    (root / "sitecustomize.py").write_text("print('SHIPPED-RAN')\n")
+    with Sandbox(root, limits=LIMITS) as box:
+        box.write("pkg/__init__.py", "import os, sys\n"
+                  "sys.path.insert(0, os.path.dirname(__file__))\n")  # the planted one's dir
+        result = box.pytest("tests/test_calc.py::test_plants", "tests/test_calc.py::test_after")
+    seen = probes(result.stdout)
+    assert any(p["forked"] for p in seen), result.stdout[-2000:]
+    assert {Path(p["guard"]).parent.name for p in seen} == {"guard"}
+    assert not any(p["fork"] for p in seen)
+    assert "SHIPPED-RAN" not in result.stdout + result.stderr
+    assert "PLANTED-RAN" not in result.stdout + result.stderr
+
+
+def test_a_thread_left_running_holds_a_forked_child_as_it_would_a_process_of_its_own(tmp_path):
+    """The interpreter's end joins non-daemon threads: a test that leaves one running
+    does not end well, forked or not."""
+    with Sandbox(tree(tmp_path, (
+            "def test_thread():\n    import threading, time\n"
+            "    threading.Thread(target=time.sleep, args=(3600,)).start()\n"
+            "    assert double(2) == 4\n")), limits=Limits(timeout=4.0)) as box:
+        result = box.pytest("tests/test_calc.py::test_thread")
+    assert not result.ok and result.passed == frozenset()
+
+
+FORGING_RUNNER = (
+    "import json, os, sys\nfd = int(os.environ['ENGRAM_RUNNER_FD'])\n"
+    "job = json.loads(sys.stdin.read())\n"
+    "row = {'passed': job['targets'], 'failed': [], 'forged': False, 'timed_out': False,\n"
+    "       'check': 'literal'}\n"
+    "os.write(fd, (job['nonce'] + '\\t' + json.dumps(row) + '\\n').encode())\n")
+
+
+def test_a_run_cannot_rewrite_the_runner_or_the_zygote_for_the_next(tmp_path):
+    """The harness's files are read-only in the jail and copied afresh before each run."""
+    plant = (
+        "def test_plants():\n    guard = os.path.join(os.environ['ENGRAM_SANDBOX_ROOT'], 'guard')\n"
+        f"    for name in ('engram_runner.py', 'zygote/engram_zygote.py'):\n"
+        "        try:\n"
+        f"            open(os.path.join(guard, name), 'w').write({FORGING_RUNNER!r})\n"
+        "        except OSError:\n            pass\n"
+        "    assert double(1) == 2\n\n\n"
+        "def test_wrong():\n    assert double(1) == 5\n")
+    with Sandbox(tree(tmp_path, plant), limits=LIMITS) as box:
+        box.pytest("tests/test_calc.py::test_plants")
+        wrong = box.pytest("tests/test_calc.py::test_wrong")
+    assert not wrong.ok and wrong.passed == frozenset()
