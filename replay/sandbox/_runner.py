@@ -137,7 +137,9 @@ class _Zygote:
         try:
             socket.send_fds(self.sock, [b"1"], list(fds))
             pid = int(self.replies.readline())
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # gone, or stopped: no second wait for it
+            with contextlib.suppress(OSError):
+                self.proc.kill()
             self.close()
             return None
         return _Adopted(pid) if pid > 0 else None

@@ -48,9 +48,14 @@ among them; the re-check, shaped like the check, is forged alike), with probabil
 (n + 1 - m) / (n + 1). In the weak sandbox run as root, a child may read the runner's
 memory (root may trace any process), and with it which test is the check. A child may kill
 or stop the zygote: the later children then start as processes of their own (after a
-10 s wait for a stopped one), which tells none of them which is the check. The guard's
-directory (the runner, the harness, the zygote) is read-only in the OS jail and copied
-afresh before every run, so a run's code cannot rewrite them for the next run. Defaults
+10 s wait for a stopped one), which tells none of them which is the check. In the OS jail
+the sandbox's root is read-only but for ``work``, ``home`` and ``tmp``, each mounted on
+its own (neither renamed nor replaced by a link to a host path), so the guard's directory
+(the runner, the harness, the zygote) cannot be rewritten; it is also copied afresh
+before every run. The weak sandbox's audit hook refuses writes there too, but ctypes
+passes any audit hook, and with no pid namespace a process forked through it may outlive
+its run: in the weak sandbox a run's code can still reach the next run of the same
+``Sandbox``. Defaults
 follow DevEval's harness: 60 s per test, a 5 GB memory cap.
 """
 
@@ -285,7 +290,8 @@ class Sandbox:
         cgroup = None
         self._install_guard()
         if jail == "bwrap":
-            command = _bwrap.argv(self.root, self.work, argv, readonly=(self.root / "guard",))
+            command = _bwrap.argv(self.root, self.work, argv, writable=(
+                self.work, self.root / "home", self.root / "tmp"))  # the guard's: read-only
             env["ENGRAM_SANDBOX_NPROC"] = str(self.limits.processes)
             cgroup = _bwrap.PidsCgroup(self.limits.processes)
         else:

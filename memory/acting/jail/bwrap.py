@@ -51,9 +51,10 @@ def _python_roots() -> list[str]:
 
 
 def argv(root: Path | None, workdir: Path, command: list[str],
-         readonly: tuple[Path, ...] = ()) -> list[str]:
-    """The bwrap command line running ``command`` in ``workdir`` with ``root`` writable but
-    for the ``readonly`` paths inside it."""
+         writable: tuple[Path, ...] | None = None) -> list[str]:
+    """The bwrap command line running ``command`` in ``workdir`` with ``root`` writable,
+    or, given ``writable``, ``root`` read-only but for those folders inside it (each a
+    mount point of its own, which the command cannot rename or swap for a link)."""
     exe = binary()
     if exe is None:
         raise FileNotFoundError("bwrap not found")
@@ -72,9 +73,9 @@ def argv(root: Path | None, workdir: Path, command: list[str],
     for path in _python_roots():
         args += ["--ro-bind", path, path]
     if root is not None:
-        args += ["--bind", str(root), str(root)]
-    for path in readonly:
-        args += ["--ro-bind", str(path), str(path)]
+        args += ["--bind" if writable is None else "--ro-bind", str(root), str(root)]
+    for path in writable or ():
+        args += ["--bind", str(path), str(path)]
     return [*args, "--chdir", str(workdir), "--", *command]
 
 

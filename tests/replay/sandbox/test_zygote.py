@@ -39,7 +39,7 @@ FIND_ZYGOTE = (
 
 
 def tree(tmp_path: Path, tests: str) -> Path:
-    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg").mkdir(parents=True)
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "calc.py").write_text("def double(x):\n    return x * 2\n")
     (tmp_path / "tests").mkdir()
@@ -178,3 +178,33 @@ def test_a_run_cannot_rewrite_the_runner_or_the_zygote_for_the_next(tmp_path):
         box.pytest("tests/test_calc.py::test_plants")
         wrong = box.pytest("tests/test_calc.py::test_wrong")
     assert not wrong.ok and wrong.passed == frozenset()
+
+
+@pytest.mark.skipif(mode() != "bwrap", reason="the OS jail's mounts (or ENGRAM_SANDBOX=weak)")
+def test_a_run_cannot_swap_the_work_dir_for_a_link(tmp_path):
+    """Only ``work``, ``home`` and ``tmp`` are writable in the jail, each a mount point:
+    renaming ``work`` (and linking a host path in its place) fails, so the host's later
+    writes and restores stay inside the sandbox."""
+    host = tmp_path / "host"
+    host.mkdir()
+    swap = (
+        "def test_swaps():\n    import ctypes\n"
+        "    root = os.environ['ENGRAM_SANDBOX_ROOT']\n"
+        "    for name in ('work', 'guard', 'home'):\n"
+        "        try:\n"
+        "            os.rename(os.path.join(root, name), os.path.join(root, 'x' + name))\n"
+        "            print('PROBE-LINE renamed', name)\n"
+        "        except OSError:\n            print('PROBE-LINE refused', name)\n"
+        "    libc = ctypes.CDLL(None, use_errno=True)\n"
+        f"    libc.symlink({str(host).encode()!r}, os.path.join(root, 'work').encode())\n"
+        "    assert double(1) == 3\n\n\n"
+        "def test_fine():\n    assert double(2) == 4\n")
+    with Sandbox(tree(tmp_path / "repo", swap), limits=LIMITS) as box:
+        result = box.pytest("tests/test_calc.py::test_swaps")
+        lines = {x for x in result.stdout.splitlines() if x.startswith("PROBE-LINE")}
+        assert lines == {"PROBE-LINE refused work", "PROBE-LINE refused guard",
+                         "PROBE-LINE refused home"}, result.stdout[-2000:]
+        assert box.work.is_dir() and not box.work.is_symlink()
+        box.write("planted.py", "x = 1\n")
+        assert box.pytest("tests/test_calc.py::test_fine").ok
+    assert list(host.iterdir()) == []
