@@ -66,7 +66,8 @@ def bare(n: int) -> float:
     return statistics.median(samples)
 
 
-HARNESS = ("sandbox.py", "_bwrap.py", "_guard.py", "_verdict.py", "_runner.py", "_check.py")
+HARNESS = ("sandbox.py", "_bwrap.py", "_guard.py", "_verdict.py", "_runner.py", "_check.py",
+           "_zygote.py")
 
 
 def _load(name: str, rev: str | None, into: Path):
