@@ -13,6 +13,7 @@ import pytest
 from replay.sandbox.sandbox import Limits, Sandbox, mode
 
 LIMITS = Limits(timeout=20.0, memory_bytes=1024**3)
+KILL_THEN_AFTER = ["tests/test_calc.py::test_kills", "tests/test_calc.py::test_after"]
 
 FIND_ZYGOTE = (
     "import json, os, sys\n\n\n"
@@ -58,12 +59,11 @@ def probes(stdout: str) -> list[dict]:
 def test_a_forked_child_sees_what_a_child_of_its_own_sees(tmp_path):
     """The first test kills the zygote: the children after it start as processes of their
     own; every child prints its environment and path and fails, so its output is kept."""
-    nodes = ["tests/test_calc.py::test_kills", "tests/test_calc.py::test_after"]
     with Sandbox(tree(tmp_path, (
             "def test_kills():\n    pid = zygote()\n    say(killed=pid)\n"
             "    if pid:\n        os.kill(pid, signal.SIGKILL)\n    assert double(1) == 3\n\n\n"
             "def test_after():\n    assert say() == 1\n")), limits=LIMITS) as box:
-        result = box.pytest(*nodes)
+        result = box.pytest(*KILL_THEN_AFTER)
     assert not result.ok and result.passed == frozenset()
     seen = probes(result.stdout)
     forked = [p for p in seen if p["forked"]]
@@ -80,15 +80,14 @@ def test_a_forked_child_sees_what_a_child_of_its_own_sees(tmp_path):
 
 
 def test_a_killed_zygote_leaves_the_verdicts_right(tmp_path):
-    nodes = ["tests/test_calc.py::test_kills", "tests/test_calc.py::test_after"]
     with Sandbox(tree(tmp_path, (
             "def test_kills():\n    pid = zygote()\n"
             "    if pid:\n        os.kill(pid, signal.SIGKILL)\n    assert double(1) == 2\n\n\n"
             "def test_after():\n    assert double(3) == 6\n")), limits=LIMITS) as box:
-        result = box.pytest(*nodes)
-        assert result.ok and not result.forged and result.passed == frozenset(nodes)
+        result = box.pytest(*KILL_THEN_AFTER)
+        assert result.ok and not result.forged and result.passed == frozenset(KILL_THEN_AFTER)
         box.write("pkg/calc.py", "def double(x):\n    return x + 1\n")  # 1 -> 2 right, 3 wrong
-        wrong = box.pytest(*nodes)
+        wrong = box.pytest(*KILL_THEN_AFTER)
     assert not wrong.ok and not wrong.forged
     assert wrong.passed == {"tests/test_calc.py::test_kills"}
 
