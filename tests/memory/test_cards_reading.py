@@ -119,6 +119,28 @@ async def test_parameters_said_five_ways_the_latest_hold(make_env):
     ])
 
 
+async def test_annotated_parameters_said_five_ways_the_latest_hold(make_env):
+    """Signatures as they are pasted from code: annotations holding commas inside brackets
+    and quotes, a tuple default, keyword-only and ``**kwargs``; the same list said with
+    other spaces and quotes is one value."""
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _each_supersedes(cards, [
+        "cart_total accepts (lines: \"t.Collection[Line]\", prices: dict[str, Decimal]).",
+        "Give cart_total the parameters (lines, prices: t.Mapping[str, t.Any], *, "
+        "rounding: 'Literal[\"up\", \"down\"]' = \"up\").",
+        "cart_total's signature: (raw_lines, prices, **kwargs: t.Any).",
+        "Can cart_total take (lines, prices, bounds: tuple[int, int] = (0, 10))?",
+        "(lines: list[str], table: t.Optional[t.Callable[..., Decimal]] = None) is what "
+        "cart_total should be called with.",
+    ])
+    node = next(n for n in cards.graph.current() if n.type == "fact")
+    assert node.form == ("`cart_total` takes (lines: list[str], "
+                         "table: t.Optional[t.Callable[..., Decimal]]=None).")
+    await _said(cards, ["cart_total takes (lines:list[str], table : "
+                        "t.Optional[t.Callable[...,Decimal]]= None)."], start=9)
+    assert len(_current(cards)) == 1  # the same list again: a repeat, not a second one
+
+
 async def test_a_behaviour_said_five_ways_the_latest_holds(make_env):
     cards = registry.create("cards", make_env(cards_facts="said"))
     await _each_supersedes(cards, [

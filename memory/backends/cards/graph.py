@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memory.backends.cards import params
 from memory.backends.cards.rules import (
     ADDITIVE,
-    ARG_LIST,
     CLOSED_WORDS,
     CODE_SPAN,
     CUES,
@@ -82,7 +82,7 @@ def frame(text: str) -> str:
     Two statements about one subject with the same frame set the same slot
     ("`f` belongs in `a.py`" / "`f` belongs in `b.py`"; "`f` takes (a)" / "(a, b)")."""
     masked = CODE_SPAN.sub("`_`", REMARK.sub("", text.strip(), count=1))
-    masked = NUMBER.sub("0", ARG_LIST.sub("(_)", masked))
+    masked = NUMBER.sub("0", params.masked(masked, "(_)"))
     return " ".join(LEAD.sub("", masked).lower().rstrip(" .;:!").split())
 
 

@@ -23,15 +23,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory.backends.cards import rules, spoken
+from memory.backends.cards import params, rules, spoken
 from memory.backends.cards.names import kind
-from memory.backends.cards.rules import (
-    ACTING,
-    ARGS_INSIDE,
-    DOUBLE_ARTICLE,
-    MASKED_PLACES,
-    PARAM,
-)
+from memory.backends.cards.rules import ACTING, DOUBLE_ARTICLE, MASKED_PLACES
 from memory.backends.cards.spoken import Lexicon, Token, pairs, split_dotted
 from memory.index.embed import Embedder, cosine
 
@@ -212,29 +206,22 @@ def _in_args(text: str, token: Token) -> bool:
     return before.count("(") > before.count(")")
 
 
-def _parameter_list(inner: str) -> bool:
-    """Whether the text inside parentheses is a list of parameters ("", "a, b=1", "*args")."""
-    return not inner.strip() or all(PARAM.match(p) for p in inner.split(","))
-
-
 def _parameters(text: str, tokens: list[Token], subject: int) -> str | None:
-    """The parameter list a statement gives: a parenthesised list of parameters (or
-    "()"), not right after another name (a call of it)."""
-    for m in ARGS_INSIDE.finditer(text):
-        if not _parameter_list(m.group(1)):
+    """The parameter list a statement gives (``params``), in one spelling: the first
+    parenthesised list a ``def`` could hold, not right after another name (a call of it)."""
+    for start, end, inner in params.spans(text):
+        listed = params.parameters(inner)
+        if listed is None:
             continue
-        inner = m.group(1).strip()
-        items = inner.split(",") if inner else []
-        before = text[:m.start()]
-        owner = next((t for t in reversed(tokens) if t.end <= m.start()), None)
-        if any(t.call and t.start < m.start() < t.end for t in tokens):
+        if text[:start].rstrip().endswith("`") and text[end:end + 1] == "`":
+            continue  # "`(a, b)`": a value in a code span (a tuple), not a list
+        owner = next((t for t in reversed(tokens) if t.end <= start), None)
+        if any(t.call and t.start < start < t.end for t in tokens):
             continue  # "f()": a name said as a call
-        if owner is not None and owner.end == m.start() and owner.kind == "name" \
+        if owner is not None and owner.end == start and owner.kind == "name" \
                 and owner.text != tokens[subject].text:
             continue  # "g(x)": a call of another name
-        if before.rstrip().endswith("`") and "`" in text[m.end():m.end() + 1]:
-            continue
-        return "(" + ", ".join(p.strip() for p in items) + ")"
+        return listed
     return None
 
 
@@ -258,8 +245,7 @@ def _masked(text: str, tokens: list[Token], subject: int, places: set[int],
                    rules.MASKS["module"] if i in places else _mask(t.text, lexicon))
         at = t.end
     out.append(text[at:])
-    masked = ARGS_INSIDE.sub(lambda m: " " + rules.MASK_ARGS if _parameter_list(m.group(1))
-                       else m.group(0), "".join(out))
+    masked = params.masked("".join(out), " " + rules.MASK_ARGS, lists_only=True)
     masked = DOUBLE_ARTICLE.sub("", masked)
     for said, mask in MASKED_PLACES:  # "the that file module"
         masked = said.sub(mask, masked)

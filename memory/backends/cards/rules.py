@@ -325,9 +325,9 @@ CUES = re.compile(r"\b(" + "|".join(CUE_WORDS) + ")", re.I)
 PROVISIONAL_SAID = re.compile(r"\b(" + "|".join(PROVISIONAL_WORDS) + r")\b", re.I)
 # the verb after a statement's first code span ("`f` should ..." -> "should")
 PREDICATE = re.compile(r"`[^`\n]+`[\s,]*([A-Za-z]+)")
-# the values a frame masks: code spans, argument lists, numbers; and a lead of punctuation
+# the values a frame masks: code spans, numbers (and parenthesised lists, ``params``); and a
+# lead of punctuation
 CODE_SPAN = re.compile(r"`[^`\n]+`")
-ARG_LIST = re.compile(r"\([^()\n]*\)")
 NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 LEAD = re.compile(r"^[^\w`(]+")
 # A remark the developer puts before naming the subject ("Actually, `f` ...", "Change of
@@ -451,11 +451,6 @@ DOUBLE_ARTICLE = re.compile(r"\b(?:a|an|the)\s+(?=(?:the|an)\b)", re.I)
 MASKED_PLACES = tuple((re.compile(r"\b(?:the\s+)?" + re.escape(mask) + r"(?:\s+(?:"
                                   + "|".join(MODULE_WORDS) + r"))?\b"), mask)
                       for mask in (MASK_PLACE, MASKS["module"]))
-# one parameter of a parameter list ("a", "*args", "b: int = 0", "*", "/")
-PARAM = re.compile(r"^\s*(?:\*{0,2}[A-Za-z_]\w*(?:\s*:\s*[\w.\[\], |]+?)?"
-                    r"(?:\s*=\s*[^,()]+)?|\*|/)\s*$")
-# what parentheses hold
-ARGS_INSIDE = re.compile(r"\(([^()\n]*)\)")
 # an acting word after a name (``ACTING_WORDS``): the name is the subject
 ACTING = re.compile(r"[`'\"]?\s+(?:" + "|".join(ACTING_WORDS) + r")\b")
 

@@ -1,0 +1,39 @@
+"""Parameter lists as developers write them (``memory.backends.cards.params``): found by
+balanced parentheses whatever the annotations hold, told from prose by Python's parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.backends.cards.params import parameters, spans
+
+
+@pytest.mark.parametrize("inner, listed", [
+    ("", "()"),
+    ("a, b=1", "(a, b=1)"),
+    ("*, key", "(*, key)"),
+    ("`lines`, `prices`", "(lines, prices)"),
+    ('value: "t.Collection[V]", slices: int', "(value: 't.Collection[V]', slices: int)"),
+    ("d: t.Mapping[str, t.Any], autospace: bool = True",
+     "(d: t.Mapping[str, t.Any], autospace: bool=True)"),
+    ("obj, dumps: t.Optional[t.Callable[..., str]] = None, **kwargs: t.Any",
+     "(obj, dumps: t.Optional[t.Callable[..., str]]=None, **kwargs: t.Any)"),
+    ("bounds=(0, 10)", "(bounds=(0, 10))"),
+    ("see below", None),
+    ("e.g. a dict", None),
+    ("a list of lines", None),
+    ("1, 2", None),
+    ("and more", None),
+])
+def test_a_list_a_def_could_hold_in_one_spelling(inner, listed):
+    assert parameters(inner) == listed
+
+
+def test_spans_keep_brackets_and_quotes_whole_and_pass_over_prose():
+    text = ("Don't (it's said) f takes (a: t.Dict[str, int], b='x)') and (c, d) "
+            "but (never closed")
+    assert [inner for _, _, inner in spans(text)] == [
+        "it's said", "a: t.Dict[str, int], b='x)'", "c, d"]
+    start, end, _ = next(spans("f takes (a, (b, c)) now"))
+    assert "f takes (a, (b, c)) now"[start:end] == "(a, (b, c))"
+    assert list(spans("(a,\n b)")) == []  # a list is said on one line
