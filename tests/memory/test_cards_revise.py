@@ -288,16 +288,24 @@ async def test_a_statement_that_needs_the_dependency_is_no_negation(deps_env, sc
 
 
 @pytest.mark.parametrize("text, subject, said", [
-    ('"Stock.remove" takes the items out.', "Stock.remove", "the function takes the items out."),
+    ('"Stock.remove" takes the items out.', "Stock.remove", "takes the items out."),
     ("Stock's remove takes the items out.", "Stock.remove", "the class the function takes the "
                                                             "items out."),
     ("remove on `Stock` takes the items out.", "shop/stock.py::Stock.remove",
-     "the function on the class takes the items out."),
+     "takes the items out."),
     ("`parse_price` should: Read a price.", "parse_price", "Read a price."),
     ("Next: the parameters of parse_price().", "parse_price",
      "Next: the parameters of the function."),
     ("parse_prices reads many; parse_price reads one.", "parse_price",
      "parse_prices reads many; the function reads one."),
+    # the words tying the subject to its claim, in other shapes than the template's
+    ("parse_price should read a price.", "parse_price", "read a price."),
+    ("Have 'parse_price' read a price.", "parse_price", "read a price."),
+    ("I'd like parse_price to read a price.", "parse_price", "read a price."),
+    ("For parse_price, a price is read.", "parse_price", "a price is read."),
+    ("parse_price's job: read a price.", "parse_price", "job: read a price."),
+    ("When asked, parse_price reads a price.", "parse_price",
+     "When asked, the function reads a price."),
 ])
 def test_what_a_statement_says_of_its_subject_masks_its_name(text, subject, said):
     assert said_of(text, subject) == said

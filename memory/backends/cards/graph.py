@@ -31,6 +31,7 @@ import numpy as np
 from memory.backends.cards import params
 from memory.backends.cards.rules import (
     ADDITIVE,
+    CLAIM_LEAD,
     CLOSED_WORDS,
     CODE_SPAN,
     CUES,
@@ -130,7 +131,8 @@ def body(text: str) -> str:
 def said_of(text: str, subject: str) -> str:
     """What a statement says of its subject: its ``body`` with the subject's name, however
     it is said (bare, quoted, dotted with its class, "``C``'s ``f``", "``f`` on ``C``"),
-    read as "the function" and its class as "the class". Two statements about one
+    read as "the function" and its class as "the class", and the words tying it to what
+    is said left out when they lead (``CLAIM_LEAD``). Two statements about one
     function are compared by this: their shared name would otherwise make any two close
     ("`f` sets the port." / "Next: the parameters of `f`.")."""
     parts = [p for p in NAME_JOINS.split(subject.rsplit("::", 1)[-1]) if p]
@@ -141,7 +143,8 @@ def said_of(text: str, subject: str) -> str:
     said = function_said(name).sub(MASK_SUBJECT, said)
     for owner in owners:
         said = class_said(owner).sub(MASK_CLASS, said)
-    return " ".join(said.split())
+    said = " ".join(said.split())
+    return CLAIM_LEAD.sub("", said, count=1) or said
 
 
 def quotes(text: str) -> bool:

@@ -349,6 +349,15 @@ ADDITIVE = re.compile(
     r"\s+(?:[a-z]+\s+){0,2}(?!e\.g\b|i\.e\b)(?:`_`|[a-z_][\w.]*(?:_\w|\.\w|\(_\)))")
 # a lead naming the subject before a colon ("For `f`: X", "`f` should: X")
 LED = re.compile(r"^[^:`\n]{0,24}`[^`\n]+`[^:`\n]{0,24}:\s+(?=\S)")
+# the words tying a statement's subject, masked, to what it says of it, left out of the
+# claim compared with docstrings and other claims ("`f` should set X" -> "set X", "Have f
+# return X" -> "return X", "I want f to raise" -> "raise", "For f, X" -> "X"): the
+# template's "`f` should: X" loses its lead by ``LED``; other phrasings by this
+CLAIM_LEAD = re.compile(
+    r"^\W*(?:(?:for|about|regarding)\s+the function\s*[:,]\s*|(?:(?:i(?:\s+(?:want|need|"
+    r"would like)|['\u2019]d like)|have|let|make|get)\s+)?the function(?:\s+on the class)?"
+    r"(?:['\u2019]?s\b)?\s*(?:(?:should|must|shall|will|needs? to|has to|have to|ought to|"
+    r"is to|to)\b\s*)?[:,]?\s*)", re.I)
 # a cue that quotes what it retracts (``RETRACTING_CUES``), at the cue's start
 RETRACTING = re.compile(r"^(?:" + "|".join(RETRACTING_CUES) + ")", re.I)
 
