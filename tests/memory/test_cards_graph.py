@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memory.backends import registry
-from memory.backends.cards.failures import failures
+from memory.backends.cards.failures import failure_line, failures
 from memory.types import Turn
 from tests.memory.cards_support import (
     CONNECT_5,
@@ -213,6 +215,20 @@ def test_failures_are_found_in_tracebacks_and_pytest_output():
     assert test.test == "tests/test_forms.py::test_blank"
     assert test.error.startswith("AssertionError")
     assert failures("all good, nothing failed here") == []
+
+
+@pytest.mark.parametrize("line, failing", [
+    ("KeyError: 'email'", True),
+    ("AssertionError", True),  # an assert without a message
+    ("app.errors.ShopError: out of stock", True),
+    ('  File "app/db.py", line 6, in migrate', True),
+    ("InventoryError from inventory/errors.py should get used by parse_price.", False),
+    ("ShopError is what cart_total raises on a negative quantity.", False),
+    ("ValueError should never escape parse_price.", False),
+])
+def test_an_error_line_is_the_error_not_a_sentence_starting_with_one(line, failing):
+    """A developer's sentence that starts with an exception's name is a statement."""
+    assert failure_line(line) is failing
 
 
 async def test_failures_become_nodes_tied_to_their_symbol(cards_env, script):

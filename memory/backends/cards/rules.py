@@ -523,8 +523,10 @@ BRIEF_NECESSITY = 0.4  # repository code less necessary than this shows its sign
 # -- tracebacks and test output in the chat (``failures``) --------------------------------
 # a traceback frame: file, line, function
 TRACE_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ([\w<>.]+)', re.M)
-# an exception line ("ValueError: bad")
-ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Warning))\b:?(.*)$")
+# an exception line ("ValueError: bad", or the name alone): not a sentence that starts with
+# one ("InventoryError from errors.py should be used by f.")
+ERROR_LINE = re.compile(
+    r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Failure|Warning))(?::(.*)|\s*)$")
 # pytest's short summary "FAILED id - message" and its "E   ..." lines
 PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?:::(\w+))?(?: - (.+))?$", re.M)
 PYTEST_E = re.compile(r"^E\s+(\S.*)$", re.M)
