@@ -212,6 +212,16 @@ async def test_a_real_question_states_nothing(make_env):
     assert [n.content for n in cards.graph.current() if n.type == "fact"] == said
 
 
+async def test_a_question_the_developer_answers_states_the_answer(make_env):
+    """"Where does f go? In m.py." says where f goes; "What does f do? Thanks." nothing."""
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _said(cards, ["What does cart_total do? Thanks.",
+                        "Where does cart_total go? In shop/money.py.",
+                        'Where should "cart_total" live? In "shop/orders.py".'])
+    [node] = [n for n in cards.graph.current() if n.type == "fact"]
+    assert node.form == "`cart_total` belongs in `shop/orders.py`."
+
+
 @pytest.mark.parametrize("question, request_", [
     ("What does cart_total do?", False),
     ("Where should cart_total go?", False),

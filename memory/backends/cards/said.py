@@ -103,15 +103,16 @@ def pointed(line: str) -> list[str] | None:
 
 
 def said_statements(text: str) -> list[RawFact]:
-    """The developer's statements as said (``cards_facts=said``): each line outside code
-    blocks with its questions cut off, whole (a requirement stays with the example or the
-    condition said with it), of three words or more, not a line of pasted traceback or
-    test output (those are failure units); no repeats (``fact_key``), at most
-    ``MAX_STATEMENTS`` lines. A line whose questions were cut keeps its whole wording
-    (``said``: "What about `f`? It must ..." is about ``f``). A line that only points at
-    places ("(See `a.py::f`.)") is no statement: its names become the locations of the
-    statement on the line just before it when that one names no code ("The timeout must
-    be 10 s." / "See `db.py::connect`."), else they add nothing."""
+    """The developer's statements as said (``cards_facts=said``): each line outside code blocks
+    with its questions cut off, whole (a requirement stays with the example or the condition
+    said with it), of three words or more, not a line of pasted traceback or test output (those
+    are failure units); no repeats (``fact_key``), at most ``MAX_STATEMENTS`` lines. A question
+    the line answers itself in a short answer naming code ("Where does `f` go? In `m.py`.")
+    stays whole. A line whose questions were cut keeps its whole wording (``said``: "What about
+    `f`? It must ..." is about ``f``). A line that only points at places ("(See `a.py::f`.)") is
+    no statement: its names become the locations of the statement on the line just before it
+    when that one names no code ("The timeout must be 10 s." / "See `db.py::connect`."), else
+    they add nothing."""
     found: dict[str, RawFact] = {}
     before: RawFact | None = None  # the fact of the line just before, if it made one
     for line in developer_lines(text):
@@ -122,6 +123,8 @@ def said_statements(text: str) -> list[RawFact]:
             before = None
             continue
         kept = without_questions(line)
+        if kept and len(kept.split()) < 3 and exchange_names(kept):
+            kept = line.strip()  # "Where does f go? In m.py.": a question it answers itself
         if len(kept.split()) < 3 or failure_line(line):
             before = None
             continue
