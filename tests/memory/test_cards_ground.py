@@ -17,7 +17,7 @@ from memory.backends.cards.ground import (
     module_names,
     module_of,
 )
-from memory.backends.cards.rules import LENT
+from memory.backends.cards.rules import LENT, LENT_MARGIN
 from memory.recall.memories import list_cards
 from memory.types import Turn
 from tests.conftest import FORMS, git
@@ -352,8 +352,13 @@ async def test_a_reworded_claim_of_another_function_gives_way_to_a_later_claim(h
     assert await said_in_turns(cards, script, said) == said[1:]
     reviser, graph = cards.builder.reviser, cards.graph
     assert not reviser.borrowed_from and reviser.near_other["fact:0:0"] >= LENT
-    assert reviser.lent_by_contrast(graph.nodes["fact:0:0"], reviser.near_other["fact:1:0"],
-                                    reviser.bodies["fact:1:0"], graph.vectors)
+    # the contrast itself: lent when the later claim is far from any docstring, not when
+    # it is about as near to one (the later claim here, without its lead, is at 0.62:
+    # the description rule replaces the earlier one first)
+    old, later = graph.nodes["fact:0:0"], reviser.bodies["fact:1:0"]
+    near = reviser.near_other["fact:0:0"]
+    assert reviser.lent_by_contrast(old, near - LENT_MARGIN - 0.05, later, graph.vectors)
+    assert not reviser.lent_by_contrast(old, near - LENT_MARGIN + 0.05, later, graph.vectors)
     own = no_cue(["`charge` must refuse a negative amount with a ValueError.",
                   "`charge` bills the customer the rounded amount and returns the receipt."])
     cards = registry.create("cards", home_env())

@@ -212,6 +212,22 @@ async def test_a_real_question_states_nothing(make_env):
     assert [n.content for n in cards.graph.current() if n.type == "fact"] == said
 
 
+async def test_a_name_that_is_a_word_is_read_again_once_it_is_a_subject(make_env):
+    """`sliced` and `first` said bare read as plain words until a statement quotes them;
+    the earlier statements are then read as about them, and revised as any would be (a
+    name inside the parameter list is never the subject)."""
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _said(cards, ["I'd put sliced in shop/money.py.",
+                        "Give first the parameters (raw_items, default=None)."])
+    assert not [n for n in cards.graph.current() if n.type == "fact" and n.form]
+    later = ["Could you put 'sliced' into 'shop/text.py'?",
+             "`first` should take (items, default=None)."]
+    await _said(cards, later, start=2)
+    current = [n for n in cards.graph.current() if n.type == "fact"]
+    assert sorted(n.content for n in current) == sorted(later)
+    assert {n.subject.split("::")[-1] for n in cards.graph.superseded()} == {"sliced", "first"}
+
+
 async def test_a_question_the_developer_answers_states_the_answer(make_env):
     """"Where does f go? In m.py." says where f goes; "What does f do? Thanks." nothing."""
     cards = registry.create("cards", make_env(cards_facts="said"))

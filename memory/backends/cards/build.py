@@ -50,6 +50,7 @@ from memory.backends.cards.rules import (
     FALLBACK_CONFIDENCE,
     FENCED,
     LONG_WORD,
+    WORD_RUN,
 )
 from memory.backends.cards.said import (
     RawFact,
@@ -141,6 +142,7 @@ class GraphBuilder:
         self.reader = Reader(env.embedder)
         self._lexicon: tuple[int, Lexicon] | None = None  # the index generation, its names
         self._read: tuple[list[str], list[Reading]] = ([], [])  # the last statements read
+        self._unread: set[str] = set()  # facts the reading found no subject of (their ids)
         judge = str(env.options.get("cards_judge", "off"))
         if judge not in JUDGES:
             raise ValueError(f"cards_judge must be one of {', '.join(JUDGES)}, not {judge!r}")
@@ -343,6 +345,41 @@ class GraphBuilder:
         self._read = ([f.text for f in facts], read)
         return read
 
+    async def _read_again(self, nodes: list[Node]) -> None:
+        """Earlier statements read again once their function is a subject: a bare name that
+        is also a word ("I'd put sliced in m.py.", "first") reads as a plain word until a
+        statement makes it a subject of the conversation (quoted, or said as code). A
+        current statement the reading found no subject of (``subject_of`` may have given it
+        one by a plain word) that says one of the new subjects is then read with it known
+        and said as a name, and gets its subject, place and form, so that ``nodes`` (placed
+        next) revise it as they revise any statement of the same aspect."""
+        known = self.lexicon().subjects  # the graph's, without ``nodes``
+        new = {subject_key(n.subject) for n in nodes if n.type == "fact" and n.subject}
+        new -= known
+        if not new:
+            return
+        said = [n for n in self.graph.of_type("fact") if n.current and n.id in self._unread
+                and new & {w.lower() for w in WORD_RUN.findall(n.content)}]
+        if not said:
+            return
+        def quoted(text: str) -> str:  # the new subjects said as names ("put `first` in")
+            def name(m: Any) -> str:
+                word = m.group(0).rstrip(".")
+                return f"`{word}`{m.group(0)[len(word):]}" if word.lower() in new else m.group(0)
+            return WORD_RUN.sub(name, text)
+
+        lexicon = replace(self.lexicon(), subjects=known | new)
+        read = await asyncio.to_thread(self.reader.read_all,
+                                       [quoted(n.content) for n in said], lexicon)
+        for node, reading in zip(said, read, strict=True):
+            if subject_key(reading.subject) not in new:
+                continue
+            subject, where, form = self.placed(RawFact(node.content, [], node.confidence),
+                                               reading)
+            node.subject, node.form = subject, form
+            node.locations = where or node.locations
+            self._unread.discard(node.id)
+
     def placed(self, fact: RawFact, reading: Reading) -> tuple[str, list[str], str]:
         """(subject, resolved locations, form) of a fact read as ``reading``."""
         if not reading.subject:
@@ -368,6 +405,8 @@ class GraphBuilder:
             nodes.append(Node(f"fact:{turn.index}:{n}", "fact", f"turn:{turn.index}",
                               fact.text, self.env.count(fact.text), fact.confidence,
                               subject, where, turn.index, origin, form=form))
+            if not reading.subject:
+                self._unread.add(nodes[-1].id)
         for n, block in enumerate(code_blocks(turn.assistant)):
             name = first_definition(block) or next(iter(exchange_names(turn.user)), "")
             hit = self.resolve(name) if name else None
@@ -387,6 +426,7 @@ class GraphBuilder:
                                   [hit[0]] if hit is not None else [], turn.index, origin))
         if not nodes:
             return report
+        await self._read_again(nodes)
         cued = [n for n in nodes if n.type == "fact" and revision_cue(n.content)]
         quoted = [n for n in cued if claim(n.content) != n.content]
         # a statement's body: without its lead naming the subject and, when cued, without

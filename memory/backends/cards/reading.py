@@ -137,7 +137,12 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     acting = [i for i in able if ACTING.match(lower[tokens[i].end:])]
     scoped = [[i for i in able if _after_word(lower, tokens[i], words)]
               for words in rules.SCOPE_WORDS]
-    pick = next(c for c in (known, by, acting, *scoped, able, names) if c)[0]
+    # a name inside a parameter list is a parameter, never the subject
+    outside = [i for i in names if not _in_args(text, tokens[i])]
+    chosen = next((c for c in (known, by, acting, *scoped, able, outside) if c), None)
+    if chosen is None:
+        return _Draft()
+    pick = chosen[0]
     subject = tokens[pick].text
     draft = _Draft(subject)
     # the source of the subject, said "f in m.py", is its place
