@@ -295,7 +295,7 @@ async def test_a_statement_that_needs_the_dependency_is_no_negation(deps_env, sc
      "takes the items out."),
     ("`parse_price` should: Read a price.", "parse_price", "Read a price."),
     ("Next: the parameters of parse_price().", "parse_price",
-     "Next: the parameters of the function."),
+     "the parameters of the function."),
     ("parse_prices reads many; parse_price reads one.", "parse_price",
      "parse_prices reads many; the function reads one."),
     # the words tying the subject to its claim, in other shapes than the template's
@@ -306,6 +306,16 @@ async def test_a_statement_that_needs_the_dependency_is_no_negation(deps_env, sc
     ("parse_price's job: read a price.", "parse_price", "job: read a price."),
     ("When asked, parse_price reads a price.", "parse_price",
      "When asked, the function reads a price."),
+    ("parse_price is meant to read a price.", "parse_price", "read a price."),
+    ("The job of parse_price is to read a price.", "parse_price", "read a price."),
+    # sentences and leads that only say a claim follows or came before
+    ("What 'parse_price' does: Read a price.", "parse_price", "Read a price."),
+    ("Here is what parse_price is for. Read a price.", "parse_price", "Read a price."),
+    ("Read a price. That is what `parse_price` should do.", "parse_price", "Read a price."),
+    ("Can you make parse_price do the following? Read a price.", "parse_price",
+     "Read a price."),
+    ("What parse_price does: it is what it is.", "parse_price",
+     "What the function does: it is what it is."),  # all lead: kept whole
 ])
 def test_what_a_statement_says_of_its_subject_masks_its_name(text, subject, said):
     assert said_of(text, subject) == said

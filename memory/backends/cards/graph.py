@@ -36,6 +36,7 @@ from memory.backends.cards.rules import (
     CODE_SPAN,
     CUES,
     LEAD,
+    LEAD_ONLY_WORDS,
     LED,
     MASK_CLASS,
     MASK_SUBJECT,
@@ -49,9 +50,11 @@ from memory.backends.cards.rules import (
     REVISE,
     REVISE_AGAIN,
     REVISE_CUED,
+    SENTENCE_BREAK,
     SIMILAR,
     SIMILAR_EDGES,
     SPACE_BEFORE_STOP,
+    WORD_RUN,
     class_said,
     function_said,
 )
@@ -132,7 +135,8 @@ def said_of(text: str, subject: str) -> str:
     """What a statement says of its subject: its ``body`` with the subject's name, however
     it is said (bare, quoted, dotted with its class, "``C``'s ``f``", "``f`` on ``C``"),
     read as "the function" and its class as "the class", and the words tying it to what
-    is said left out when they lead (``CLAIM_LEAD``). Two statements about one
+    is said left out when they lead (``CLAIM_LEAD``), as are sentences and a lead before a
+    colon that only say a claim follows (``_claim_only``). Two statements about one
     function are compared by this: their shared name would otherwise make any two close
     ("`f` sets the port." / "Next: the parameters of `f`.")."""
     parts = [p for p in NAME_JOINS.split(subject.rsplit("::", 1)[-1]) if p]
@@ -143,8 +147,23 @@ def said_of(text: str, subject: str) -> str:
     said = function_said(name).sub(MASK_SUBJECT, said)
     for owner in owners:
         said = class_said(owner).sub(MASK_CLASS, said)
-    said = " ".join(said.split())
+    said = _claim_only(" ".join(said.split()))
     return CLAIM_LEAD.sub("", said, count=1) or said
+
+
+def _lead_only(part: str) -> bool:
+    words = [w.lower().strip(".") for w in WORD_RUN.findall(part)]
+    return bool(words) and all(w in LEAD_ONLY_WORDS for w in words if w)
+
+
+def _claim_only(text: str) -> str:
+    """``text`` without its sentences, and a lead before its first colon, that only say a
+    claim follows or came before (``LEAD_ONLY_WORDS``); whole when that is all it says."""
+    kept = [p for p in SENTENCE_BREAK.split(text) if p and not _lead_only(p)]
+    text = " ".join(kept) if kept else text
+    head, sep, rest = text.partition(": ")
+    return rest if sep and _lead_only(head) and not _lead_only(rest) and rest.strip() \
+        else text
 
 
 def quotes(text: str) -> bool:

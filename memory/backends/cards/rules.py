@@ -357,7 +357,20 @@ CLAIM_LEAD = re.compile(
     r"^\W*(?:(?:for|about|regarding)\s+the function\s*[:,]\s*|(?:(?:i(?:\s+(?:want|need|"
     r"would like)|['\u2019]d like)|have|let|make|get)\s+)?the function(?:\s+on the class)?"
     r"(?:['\u2019]?s\b)?\s*(?:(?:should|must|shall|will|needs? to|has to|have to|ought to|"
-    r"is to|to)\b\s*)?[:,]?\s*)", re.I)
+    r"is (?:meant|supposed|expected|there) to|is to|to)\b\s*)?[:,]?\s*"
+    r"|(?:the\s+)?(?:job|purpose|role|point) of the function is to\s+)", re.I)
+# the words a sentence, or a lead before a colon, may hold and still say nothing of the
+# function but that a claim follows or came before ("Here is what `f` is for.", "That is
+# what `f` should do.", "What `f` does: X", "Behaviour of `f`: X", "Can you make `f` do the
+# following? X"): such a part is left out of the claim (its name masked, ``MASK_SUBJECT``)
+LEAD_ONLY_WORDS = frozenset({
+    "the", "function", "class", "a", "an", "it", "its", "this", "that", "these", "here",
+    "what", "how", "is", "are", "be", "should", "must", "shall", "will", "would", "can",
+    "could", "do", "does", "did", "for", "of", "to", "on", "about", "regarding", "you",
+    "please", "make", "following", "i", "d", "s", "want", "need", "like", "so", "now",
+    "next", "also", "then", "behaviour", "behavior", "job", "purpose", "role", "goal",
+    "task", "works", "work", "description", "summary", "has", "have",
+})
 # a cue that quotes what it retracts (``RETRACTING_CUES``), at the cue's start
 RETRACTING = re.compile(r"^(?:" + "|".join(RETRACTING_CUES) + ")", re.I)
 
