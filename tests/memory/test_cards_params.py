@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory.backends.cards.params import parameters, spans
+from memory.backends.cards.rules import LIST_CHARS, LIST_MISSES
 
 
 @pytest.mark.parametrize("inner, listed", [
@@ -37,3 +38,15 @@ def test_spans_keep_brackets_and_quotes_whole_and_pass_over_prose():
     start, end, _ = next(spans("f takes (a, (b, c)) now"))
     assert "f takes (a, (b, c)) now"[start:end] == "(a, (b, c))"
     assert list(spans("(a,\n b)")) == []  # a list is said on one line
+
+
+def test_a_pasted_line_of_unclosed_openings_is_scanned_a_bounded_way():
+    """Each opening is matched within ``LIST_CHARS``; after ``LIST_MISSES`` that close
+    nowhere the rest of the text holds no list (a log or code pasted as one line)."""
+    few = "(" * (LIST_MISSES - 1) + " f takes (a, b)"
+    assert [inner for *_, inner in spans(few)] == ["a, b"]
+    many = "(" * LIST_MISSES + " f takes (a, b)"
+    assert list(spans(many)) == []
+    far = "(" + "x" * LIST_CHARS + ")"
+    assert list(spans(far)) == []
+    assert parameters("a=" + "(" * 300 + ")" * 300) is None  # nesting Python refuses

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from memory.backends.cards.rules import LIST_CHARS, LIST_MISSES
+
 OPEN, CLOSE = "([{", ")]}"
 QUOTES = "'\""
 
@@ -20,13 +22,14 @@ QUOTES = "'\""
 def spans(text: str) -> Iterator[tuple[int, int, str]]:
     """The outermost parenthesised spans of ``text``: (start, end, inner), ``text[start]``
     the opening parenthesis and ``text[end - 1]`` its match. An opening that closes on no
-    later character of its line is passed over. A quote opens a string where Python's would
-(not between letters, as in "it's")."""
-    at = 0
-    while (start := text.find("(", at)) >= 0:
+    later character of its line, within ``LIST_CHARS``, is passed over (after ``LIST_MISSES``
+    such, the rest of the text holds no list). A quote opens a string where Python's would
+    (not between letters, as in "it's")."""
+    at, missed = 0, 0
+    while (start := text.find("(", at)) >= 0 and missed < LIST_MISSES:
         end = _match(text, start)
         if end is None:
-            at = start + 1
+            at, missed = start + 1, missed + 1
             continue
         yield start, end, text[start + 1:end - 1]
         at = end
@@ -47,7 +50,7 @@ def _match(text: str, start: int) -> int | None:
     """The end (exclusive) of the bracketed span opening at ``start``, or None."""
     stack: list[str] = []
     quote = ""
-    for i in range(start, len(text)):
+    for i in range(start, min(len(text), start + LIST_CHARS)):
         c = text[i]
         if c == "\n":
             return None
@@ -75,7 +78,7 @@ def parameters(inner: str) -> str | None:
         return "()"
     try:
         tree = ast.parse(f"def _({inner}): pass")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     (func,) = tree.body
     assert isinstance(func, ast.FunctionDef)

@@ -466,6 +466,11 @@ OBJECT_FIRST = re.compile(
     r"^\W*(?:please\s+)?(?:don't|do not|never)\s+\w+\s+`[^`\n]+`(?:\s+\w+){0,4}?\s+"
     r"(?:in|inside|within|for)\s+`([^`\n]+)`", re.I)
 
+# the characters a parenthesised list is looked for in after its opening (``params``): a
+# pasted line of thousands of unclosed "(" costs a bounded scan each, not the whole line
+LIST_CHARS = 2000
+LIST_MISSES = 50  # openings that close nowhere, after which a text holds no list (a log, code)
+
 # -- reading a statement (``reading``) ---------------------------------------------------
 # an article before a mask that has its own ("the the function")
 DOUBLE_ARTICLE = re.compile(r"\b(?:a|an|the)\s+(?=(?:the|an)\b)", re.I)
