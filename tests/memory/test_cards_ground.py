@@ -341,10 +341,11 @@ async def test_a_description_borrowed_from_another_function_gives_way(home_env, 
 async def test_a_reworded_claim_of_another_function_gives_way_to_a_later_claim(home_env,
                                                                               script):
     """Another writer's rewording of `split_url`'s docstring, said of `charge`, is too far
-    from the docstring to be borrowed (``BORROWED``) but far nearer to it than the later
-    claim about `charge` is to any docstring, and nearer to it than to that claim: it says
-    what `split_url` does (``LENT``), and the later claim replaces it. A rule of `charge`'s
-    own said before its description is nearer to no other function's docstring: it stays."""
+    from the docstring to be borrowed (``BORROWED``) but near it (``LENT``): the later claim
+    about `charge` replaces it (by the description rule, the later claim without its lead
+    being itself near a docstring; the contrast ``LENT`` asks for is checked on its own). A
+    rule of `charge`'s own said before its description is nearer to no other function's
+    docstring: it stays."""
     cards = registry.create("cards", home_env())
     said = no_cue(["With `charge`, a URL string is split into its scheme, its host and its "
                    "path.",

@@ -50,3 +50,4 @@ def test_a_pasted_line_of_unclosed_openings_is_scanned_a_bounded_way():
     far = "(" + "x" * LIST_CHARS + ")"
     assert list(spans(far)) == []
     assert parameters("a=" + "(" * 300 + ")" * 300) is None  # nesting Python refuses
+    assert parameters("a=" + "1+" * 3000 + "1") is None  # too deep to write back

@@ -228,10 +228,37 @@ async def test_a_name_that_is_a_word_is_read_again_once_it_is_a_subject(make_env
     assert {n.subject.split("::")[-1] for n in cards.graph.superseded()} == {"sliced", "first"}
 
 
+async def test_a_word_the_repository_defines_is_read_again_too(tmp_path, embedder):
+    """`first` defined in the repository: a bare "first" still reads as a word (the
+    subject a plain word gives is no reading), and the statement is read again once
+    `first` is quoted."""
+    make = repo_env(tmp_path, embedder,
+                    {**FILES, "shop/util.py": "def first(items):\n    return items[0]\n"})
+    cards = registry.create("cards", make(cards_facts="said"))
+    await _said(cards, ["Give first the parameters (raw_items, default=None)."])
+    await _said(cards, ["`first` should take (items, default=None)."], start=1)
+    current = [n.content for n in cards.graph.current() if n.type == "fact"]
+    assert current == ["`first` should take (items, default=None)."]
+
+
+def test_a_subject_said_in_parentheses_is_read(embedder):
+    """Only a parameter list hides a name from being the subject, not any parentheses."""
+    lexicon = Lexicon(frozenset({"cart_total"}), ("shop/money.py",),
+                      {"cart_total": "shop/money.py"})
+    got = Reader(embedder).read_all(["(Put `cart_total` in shop/money.py.)",
+                                     "The rounding (for `cart_total`) must be half-up.",
+                                     "Give first the parameters (raw_items, default=None)."],
+                                    lexicon)
+    assert got[0].subject == got[1].subject == "cart_total"
+    assert got[2].subject == ""
+
+
 async def test_a_question_the_developer_answers_states_the_answer(make_env):
     """"Where does f go? In m.py." says where f goes; "What does f do? Thanks." nothing."""
     cards = registry.create("cards", make_env(cards_facts="said"))
     await _said(cards, ["What does cart_total do? Thanks.",
+                        "Where does cart_total go? Maybe shop/text.py?",  # no answer: a guess
+                        "Fix `cart_total`. Why not?",
                         "Where does cart_total go? In shop/money.py.",
                         'Where should "cart_total" live? In "shop/orders.py".'])
     [node] = [n for n in cards.graph.current() if n.type == "fact"]

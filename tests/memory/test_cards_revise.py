@@ -289,13 +289,12 @@ async def test_a_statement_that_needs_the_dependency_is_no_negation(deps_env, sc
 
 @pytest.mark.parametrize("text, subject, said", [
     ('"Stock.remove" takes the items out.', "Stock.remove", "takes the items out."),
-    ("Stock's remove takes the items out.", "Stock.remove", "the class the function takes the "
-                                                            "items out."),
+    ("Stock's remove takes the items out.", "Stock.remove", "takes the items out."),
     ("remove on `Stock` takes the items out.", "shop/stock.py::Stock.remove",
      "takes the items out."),
     ("`parse_price` should: Read a price.", "parse_price", "Read a price."),
     ("Next: the parameters of parse_price().", "parse_price",
-     "the parameters of the function."),
+     "Next: the parameters of the function."),
     ("parse_prices reads many; parse_price reads one.", "parse_price",
      "parse_prices reads many; the function reads one."),
     # the words tying the subject to its claim, in other shapes than the template's
@@ -316,6 +315,9 @@ async def test_a_statement_that_needs_the_dependency_is_no_negation(deps_env, sc
      "Read a price."),
     ("What parse_price does: it is what it is.", "parse_price",
      "What the function does: it is what it is."),  # all lead: kept whole
+    # a short claim is no lead: it says what the function does or is
+    ("parse_price works. Do not touch it.", "parse_price", "works. Do not touch it."),
+    ("parse_price should.", "parse_price", "the function should."),  # nothing left: whole
 ])
 def test_what_a_statement_says_of_its_subject_masks_its_name(text, subject, said):
     assert said_of(text, subject) == said

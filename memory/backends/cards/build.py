@@ -23,6 +23,7 @@ utility scoring and the packing then choose what a context shows.
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -351,19 +352,23 @@ class GraphBuilder:
         statement makes it a subject of the conversation (quoted, or said as code). A
         current statement the reading found no subject of (``subject_of`` may have given it
         one by a plain word) that says one of the new subjects is then read with it known
-        and said as a name, and gets its subject, place and form, so that ``nodes`` (placed
-        next) revise it as they revise any statement of the same aspect."""
-        known = self.lexicon().subjects  # the graph's, without ``nodes``
+        and said as a name; when it then sets a value (a place, parameters, a dependency) it
+        gets its subject, place and form, so that ``nodes`` (placed next) revise it by its
+        slot as they revise any statement of that aspect (a description keeps what it had:
+        the rules reading bodies took it as it was placed)."""
+        # the subjects read so far (not one ``subject_of`` gave a statement by a plain word)
+        known = frozenset(subject_key(n.subject) for n in self.graph.of_type("fact")
+                          if n.subject and n.id not in self._unread)
         new = {subject_key(n.subject) for n in nodes if n.type == "fact" and n.subject}
         new -= known
         if not new:
             return
         said = [n for n in self.graph.of_type("fact") if n.current and n.id in self._unread
-                and new & {w.lower() for w in WORD_RUN.findall(n.content)}]
+                and new & {w.lower().rstrip(".") for w in WORD_RUN.findall(n.content)}]
         if not said:
             return
         def quoted(text: str) -> str:  # the new subjects said as names ("put `first` in")
-            def name(m: Any) -> str:
+            def name(m: re.Match[str]) -> str:
                 word = m.group(0).rstrip(".")
                 return f"`{word}`{m.group(0)[len(word):]}" if word.lower() in new else m.group(0)
             return WORD_RUN.sub(name, text)
@@ -376,6 +381,8 @@ class GraphBuilder:
                 continue
             subject, where, form = self.placed(RawFact(node.content, [], node.confidence),
                                                reading)
+            if not form:  # only a value statement: its slot, not its body, is compared
+                continue
             node.subject, node.form = subject, form
             node.locations = where or node.locations
             self._unread.discard(node.id)

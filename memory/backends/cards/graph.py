@@ -36,6 +36,7 @@ from memory.backends.cards.rules import (
     CODE_SPAN,
     CUES,
     LEAD,
+    LEAD_MARKERS,
     LEAD_ONLY_WORDS,
     LED,
     MASK_CLASS,
@@ -148,12 +149,14 @@ def said_of(text: str, subject: str) -> str:
     for owner in owners:
         said = class_said(owner).sub(MASK_CLASS, said)
     said = _claim_only(" ".join(said.split()))
-    return CLAIM_LEAD.sub("", said, count=1) or said
+    claim = CLAIM_LEAD.sub("", said, count=1)
+    return claim if any(c.isalnum() for c in claim) else said  # "f should." stays whole
 
 
 def _lead_only(part: str) -> bool:
-    words = [w.lower().strip(".") for w in WORD_RUN.findall(part)]
-    return bool(words) and all(w in LEAD_ONLY_WORDS for w in words if w)
+    words = [w for w in (w.lower().strip(".") for w in WORD_RUN.findall(part)) if w]
+    return bool(words) and all(w in LEAD_ONLY_WORDS for w in words) \
+        and any(w in LEAD_MARKERS for w in words)
 
 
 def _claim_only(text: str) -> str:

@@ -35,6 +35,11 @@ def spans(text: str) -> Iterator[tuple[int, int, str]]:
         at = end
 
 
+def lists(text: str) -> list[tuple[int, int]]:
+    """Where ``text``'s parameter lists are: (start, end) of each span a ``def`` could hold."""
+    return [(start, end) for start, end, inner in spans(text) if parameters(inner) is not None]
+
+
 def masked(text: str, mask: str, lists_only: bool = False) -> str:
     """``text`` with each outermost parenthesised span replaced by ``mask`` (with
     ``lists_only``, only the parameter lists)."""
@@ -77,9 +82,8 @@ def parameters(inner: str) -> str | None:
     if not inner:
         return "()"
     try:
-        tree = ast.parse(f"def _({inner}): pass")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        (func,) = ast.parse(f"def _({inner}): pass").body
+        assert isinstance(func, ast.FunctionDef)
+        return "(" + ast.unparse(func.args) + ")"
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # deep nesting: no list
         return None
-    (func,) = tree.body
-    assert isinstance(func, ast.FunctionDef)
-    return "(" + ast.unparse(func.args) + ")"

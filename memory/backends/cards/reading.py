@@ -138,7 +138,9 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     scoped = [[i for i in able if _after_word(lower, tokens[i], words)]
               for words in rules.SCOPE_WORDS]
     # a name inside a parameter list is a parameter, never the subject
-    outside = [i for i in names if not _in_args(text, tokens[i])]
+    listed = params.lists(text)
+    outside = [i for i in names
+               if not any(a < tokens[i].start < b for a, b in listed)]
     chosen = next((c for c in (known, by, acting, *scoped, able, outside) if c), None)
     if chosen is None:
         return _Draft()

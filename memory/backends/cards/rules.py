@@ -355,7 +355,8 @@ LED = re.compile(r"^[^:`\n]{0,24}`[^`\n]+`[^:`\n]{0,24}:\s+(?=\S)")
 # template's "`f` should: X" loses its lead by ``LED``; other phrasings by this
 CLAIM_LEAD = re.compile(
     r"^\W*(?:(?:for|about|regarding)\s+the function\s*[:,]\s*|(?:(?:i(?:\s+(?:want|need|"
-    r"would like)|['\u2019]d like)|have|let|make|get)\s+)?the function(?:\s+on the class)?"
+    r"would like)|['\u2019]d like)|have|let|make|get)\s+)?(?:the class(?:['\u2019]s)?\s+)?"
+    r"the function(?:\s+on the class)?"
     r"(?:['\u2019]?s\b)?\s*(?:(?:should|must|shall|will|needs? to|has to|have to|ought to|"
     r"is (?:meant|supposed|expected|there) to|is to|to)\b\s*)?[:,]?\s*"
     r"|(?:the\s+)?(?:job|purpose|role|point) of the function is to\s+)", re.I)
@@ -369,8 +370,13 @@ LEAD_ONLY_WORDS = frozenset({
     "could", "do", "does", "did", "for", "of", "to", "on", "about", "regarding", "you",
     "please", "make", "following", "i", "d", "s", "want", "need", "like", "so", "now",
     "next", "also", "then", "behaviour", "behavior", "job", "purpose", "role", "goal",
-    "task", "works", "work", "description", "summary", "has", "have",
+    "task", "description", "summary",
 })
+# ... and one of these at least: a part that only says what the function is or does ("f
+# works.", "f should be on the class.") is a claim, not a lead
+LEAD_MARKERS = frozenset({"what", "how", "here", "this", "that", "following", "behaviour",
+                          "behavior", "job", "purpose", "role", "goal", "task", "description",
+                          "summary"})
 # a cue that quotes what it retracts (``RETRACTING_CUES``), at the cue's start
 RETRACTING = re.compile(r"^(?:" + "|".join(RETRACTING_CUES) + ")", re.I)
 

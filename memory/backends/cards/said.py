@@ -123,7 +123,8 @@ def said_statements(text: str) -> list[RawFact]:
             before = None
             continue
         kept = without_questions(line)
-        if kept and len(kept.split()) < 3 and exchange_names(kept):
+        if kept and len(kept.split()) < 3 and exchange_names(kept) \
+                and line.strip().endswith(kept) and not kept.endswith("?"):
             kept = line.strip()  # "Where does f go? In m.py.": a question it answers itself
         if len(kept.split()) < 3 or failure_line(line):
             before = None
