@@ -359,7 +359,8 @@ class GraphBuilder:
         # the subjects read so far (not one ``subject_of`` gave a statement by a plain word)
         known = frozenset(subject_key(n.subject) for n in self.graph.of_type("fact")
                           if n.subject and n.id not in self._unread)
-        new = {subject_key(n.subject) for n in nodes if n.type == "fact" and n.subject}
+        new = {subject_key(n.subject) for n in nodes
+               if n.type == "fact" and n.subject and n.id not in self._unread}
         new -= known
         if not new:
             return
