@@ -35,9 +35,11 @@ def spans(text: str) -> Iterator[tuple[int, int, str]]:
         at = end
 
 
-def lists(text: str) -> list[tuple[int, int]]:
-    """Where ``text``'s parameter lists are: (start, end) of each span a ``def`` could hold."""
-    return [(start, end) for start, end, inner in spans(text) if parameters(inner) is not None]
+def lists(text: str) -> list[tuple[int, int, str]]:
+    """``text``'s parameter lists: (start, end, the list in one spelling) of each span a
+    ``def`` could hold."""
+    found = ((start, end, parameters(inner)) for start, end, inner in spans(text))
+    return [(start, end, listed) for start, end, listed in found if listed is not None]
 
 
 def masked(text: str, mask: str, lists_only: bool = False) -> str:

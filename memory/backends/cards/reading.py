@@ -140,7 +140,7 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     # a name inside a parameter list is a parameter, never the subject
     listed = params.lists(text)
     outside = [i for i in names
-               if not any(a < tokens[i].start < b for a, b in listed)]
+               if not any(a < tokens[i].start < b for a, b, _ in listed)]
     chosen = next((c for c in (known, by, acting, *scoped, able, outside) if c), None)
     if chosen is None:
         return _Draft()
@@ -171,7 +171,7 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
                 placed_at.add(i)
     if places:
         draft.options["location"] = (places[-1], "", False)
-    args = _parameters(text, tokens, pick)
+    args = _parameters(text, tokens, pick, listed)
     if args is not None:
         draft.options["parameters"] = (args, "", False)
     others = [i for i in names if i not in taken and not _in_args(text, tokens[i])
@@ -213,13 +213,11 @@ def _in_args(text: str, token: Token) -> bool:
     return before.count("(") > before.count(")")
 
 
-def _parameters(text: str, tokens: list[Token], subject: int) -> str | None:
-    """The parameter list a statement gives (``params``), in one spelling: the first
-    parenthesised list a ``def`` could hold, not right after another name (a call of it)."""
-    for start, end, inner in params.spans(text):
-        listed = params.parameters(inner)
-        if listed is None:
-            continue
+def _parameters(text: str, tokens: list[Token], subject: int,
+                listed: list[tuple[int, int, str]]) -> str | None:
+    """The parameter list a statement gives, in one spelling: the first of its ``listed``
+    ones (``params.lists``) not right after another name (a call of it)."""
+    for start, end, spelled in listed:
         if text[:start].rstrip().endswith("`") and text[end:end + 1] == "`":
             continue  # "`(a, b)`": a value in a code span (a tuple), not a list
         owner = next((t for t in reversed(tokens) if t.end <= start), None)
@@ -228,7 +226,7 @@ def _parameters(text: str, tokens: list[Token], subject: int) -> str | None:
         if owner is not None and owner.end == start and owner.kind == "name" \
                 and owner.text != tokens[subject].text:
             continue  # "g(x)": a call of another name
-        return listed
+        return spelled
     return None
 
 

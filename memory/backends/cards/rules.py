@@ -364,19 +364,18 @@ CLAIM_LEAD = re.compile(
 # function but that a claim follows or came before ("Here is what `f` is for.", "That is
 # what `f` should do.", "What `f` does: X", "Behaviour of `f`: X", "Can you make `f` do the
 # following? X"): such a part is left out of the claim (its name masked, ``MASK_SUBJECT``)
-LEAD_ONLY_WORDS = frozenset({
-    "the", "function", "class", "a", "an", "it", "its", "this", "that", "these", "here",
-    "what", "how", "is", "are", "be", "should", "must", "shall", "will", "would", "can",
-    "could", "do", "does", "did", "for", "of", "to", "on", "about", "regarding", "you",
-    "please", "make", "following", "i", "d", "s", "want", "need", "like", "so", "now",
-    "next", "also", "then", "behaviour", "behavior", "job", "purpose", "role", "goal",
-    "task", "description", "summary",
-})
-# ... and one of these at least: a part that only says what the function is or does ("f
-# works.", "f should be on the class.") is a claim, not a lead
+# when it also holds a marker (``LEAD_MARKERS``, all of them lead words too): a part that
+# only says what the function is or does ("f works.", "f should be on the class.") is a
+# claim, not a lead
 LEAD_MARKERS = frozenset({"what", "how", "here", "this", "that", "following", "behaviour",
                           "behavior", "job", "purpose", "role", "goal", "task", "description",
                           "summary"})
+LEAD_ONLY_WORDS = LEAD_MARKERS | frozenset({
+    "the", "function", "class", "a", "an", "it", "its", "these", "is", "are", "be", "should",
+    "must", "shall", "will", "would", "can", "could", "do", "does", "did", "for", "of", "to",
+    "on", "about", "regarding", "you", "please", "make", "i", "d", "s", "want", "need",
+    "like", "so", "now", "next", "also", "then",
+})
 # a cue that quotes what it retracts (``RETRACTING_CUES``), at the cue's start
 RETRACTING = re.compile(r"^(?:" + "|".join(RETRACTING_CUES) + ")", re.I)
 
