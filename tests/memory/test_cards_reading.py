@@ -11,7 +11,8 @@ import pytest
 
 from memory.backends import registry
 from memory.backends.cards.reading import Lexicon, Reader
-from memory.backends.cards.said import asks
+from memory.backends.cards.said import asks, said_statements
+from memory.index.embed import whole_words
 from memory.types import Turn
 from tests.memory.cards_support import repo_env
 
@@ -273,6 +274,9 @@ async def test_a_question_the_developer_answers_states_the_answer(make_env):
     ("Could cart_total take (lines, prices)?", True),
     ("How about putting cart_total in shop/orders.py?", True),
     ("Should it raise ShopError on a negative quantity?", True),
+    ("Can cart_total be declared with (lines, prices=None)?", True),  # passive requests
+    ("Could cart_total be moved to shop/orders.py?", True),
+    ("Could cart_total be written more simply?", True),
 ])
 def test_a_request_phrased_as_a_question_states_what_is_wanted(question, request_):
     assert asks(question) is not request_
@@ -336,3 +340,54 @@ def test_a_verb_before_on_a_class_is_no_method_of_it(embedder):
                           lexicon)
     assert got[0].form() == "`cart_total` should reuse `Ledger` from `shop/ledger.py`."
     assert got[1].form() == "`Ledger.post` should reuse `clean_code` from `shop/text.py`."
+
+
+@pytest.mark.parametrize("line", [
+    "cart_total can't work without Decimal, which comes from the decimal module.",
+    "cart_total uses clean_code, which is in shop/text.py.",
+    "Put cart_total in shop/money.py, is that fine with the tests?",
+])
+def test_a_clause_before_a_comma_is_no_opener(line):
+    """What comes after a clause and a comma is no heading nor question of its own."""
+    assert not asks(line)
+    assert [f.text for f in said_statements(line)] == [line]
+
+
+@pytest.mark.parametrize("line", ["Moving on: where cart_total should live.",
+                                  "Also, what does cart_total do?"])
+def test_a_label_before_a_heading_or_question_is_cut(line):
+    assert asks(line)
+
+
+def test_words_the_statement_itself_shows_to_be_names(embedder):
+    """A module said again bare, a word the repository defines in the file the statement
+    names, are names; "and/or" is no path and "report.txt" no module's name."""
+    lexicon = Lexicon(frozenset({"clean_code", "round_cents", "split"}),
+                      ("shop/text.py", "shop/money.py"),
+                      {"clean_code": "shop/text.py", "round_cents": "shop/money.py",
+                       "split": "shop/text.py"}, frozenset({"cart_total"}),
+                      words=whole_words())
+    got = Reader(embedder).read_all([
+        "From the decimal module, cart_total needs decimal.",
+        "Don't rewrite split for cart_total; take the one in shop/text.py.",
+        "cart_total should: add the tax and/or the fee of each line.",
+        "cart_total should: copy report.txt to report.1.txt when the report exists.",
+    ], lexicon)
+    assert got[0].form() == "`cart_total` needs `decimal` from the `decimal` module."
+    assert got[1].form() == "`cart_total` should reuse `split` from `shop/text.py`."
+    assert [(r.subject, r.form()) for r in got[2:]] == [("cart_total", "")] * 2
+
+
+async def test_a_question_answered_on_its_line_is_kept_whole_when_read(make_env):
+    """With the default reading (no model call for what it places), a line that answers
+    its own question is a statement, shown with its question: its answer alone ("The
+    shop.orders module.") would not say whose place it is."""
+    cards = registry.create("cards", make_env())
+    await _said(cards, ["Moving on: Where `cart_total` should live.\n"
+                        "- Where should cart_total go? shop/money.py.\n"
+                        "(See `shop/money.py`.)"])
+    assert _current(cards) == ["Where should cart_total go? shop/money.py."]
+    await _said(cards, ["Where should `cart_total` go? The shop.orders module."], 1)
+    assert _current(cards) == ["Where should `cart_total` go? The shop.orders module."]
+    [node] = [n for n in cards.graph.current() if n.type == "fact"]
+    assert node.form == "`cart_total` belongs in `shop/orders.py`."

@@ -207,9 +207,9 @@ class GraphBuilder:
             return said_statements(turn.user), ""
         if self.facts == "llm":
             return await self._extracted(turn)
-        if not [t for t in statements(turn.user) if not asks(t)]:
-            return [], ""  # only questions: nothing of the developer's to keep, no call
         said = said_statements(turn.user)
+        if not said:  # only questions: nothing of the developer's to keep, no call
+            return [], ""
         readings = await self.read(said)
         read = [f for f, r in zip(said, readings, strict=True) if r.subject]
         rest = [f for f, r in zip(said, readings, strict=True) if not r.subject]
@@ -343,6 +343,8 @@ class GraphBuilder:
                                            [facts[n].said for n in again], lexicon)
             for n, reading in zip(again, more, strict=True):
                 read[n] = reading
+                if reading.subject:  # shown whole: "The m module." alone names no function
+                    facts[n].text = facts[n].said
         self._read = ([f.text for f in facts], read)
         return read
 

@@ -151,8 +151,12 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     taken = {pick}
     places: list[str] = []
     placed_at: set[int] = set()  # tokens naming a place
+    lent = ""  # "from m, f needs g": a module is no place of f's; g comes from it
     if pick in sources:
-        places.append(sources[pick])
+        if _placeable(sources[pick], lexicon):
+            places.append(sources[pick])
+        else:
+            lent = sources[pick]
     for i, t in enumerate(tokens):
         if i == pick:
             continue
@@ -180,7 +184,7 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     if others:
         i = others[0]
         name, source = split_dotted(tokens[i].text, lexicon)
-        source = sources.get(i, source)
+        source = sources.get(i, source) or lent
         internal = bool(lexicon.file(source)) if source else \
             name.rsplit(".", 1)[-1] in lexicon.symbols
         if internal and not source:
@@ -194,11 +198,20 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
 
 def _resolves(name: str, sourced: bool, lexicon: Lexicon) -> bool:
     """Whether a name can be a dependency: the repository has it, it is a module, it is
-    said to come from somewhere ("g from m", ``m.g``), or it is spelled as a class, an
-    exception or a constant; not a value or a parameter in code spans (`unicode`, `maxsize`)."""
+    said to come from somewhere ("g from m", ``m.g`` of a module ``m``), or it is spelled
+    as a class, an exception or a constant; not a value or a parameter in code spans
+    (`unicode`, `maxsize`), nor a dotted word of no module ("filename.ext")."""
     last = name.rsplit(".", 1)[-1]
+    head = split_dotted(name, lexicon)[1]
     return sourced or last in lexicon.symbols or name in lexicon.modules \
-        or bool(split_dotted(name, lexicon)[1]) or kind(last) != "function"
+        or bool(head and _placeable(head, lexicon)) \
+        or bool(head and head.split(".", 1)[0] in lexicon.modules) or kind(last) != "function"
+
+
+def _placeable(source: str, lexicon: Lexicon) -> bool:
+    """Whether a source is a file of the repository or a path (a place a function can
+    belong in), not a module of elsewhere."""
+    return "/" in source or source.endswith((".py", ".pyi")) or bool(lexicon.file(source))
 
 
 def _after_word(lower: str, token: Token, words: tuple[str, ...]) -> bool:

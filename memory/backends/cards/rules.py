@@ -35,6 +35,10 @@ ABLE_PHRASES = ("be able to", "be allowed to")
 HEADING_WORDS = ("what", "which", "how", "where")
 # the verbs after a modal's subject that ask about a state, not for a change
 STATE_VERBS = frozenset({"be", "is", "are", "been", "have", "has", "had", "do", "does"})
+# ... unless "be" comes with a participle: a passive request ("can f be declared with
+# (a, b)?", "could f be moved to m.py?"), not a state ("could f be simpler?")
+PARTICIPLE = re.compile(r"^(?:[a-z]{2,}(?:ed|[^e]en)|put|set|kept|made|built|split|left|held"
+                        r"|run|done|shown|known|told|bound|found|taken|given)$")
 # subjects a modal question may have beside a code name
 PRONOUNS = frozenset({"i", "we", "you", "it", "they", "he", "she", "this", "that", "one",
                       "the", "our", "my", "your", "function", "method", "helper"})
@@ -393,7 +397,9 @@ MODAL = re.compile(r"^(?:" + "|".join(MODAL_WORDS) + r")\b\s*", re.I)
 # a word of a question, quotes and a call's "()" left out
 SAID_WORD = re.compile(r"[`'\"]?([\w.'/:-]+)(?:\(\))?[`'\"]?")
 # an opener before a question or heading, cut before reading it (4ab5737)
-OPENER = re.compile(r"^[^,:?`]{0,40}?[,:]\s+")  # "Also, ", "Moving on: "
+# (four words at most: "isoparse can't work without datetime, which ..." has a clause
+# before its comma, and "which" there is no question)
+OPENER = re.compile(r"^(?:[^\s,:?`]+\s+){0,3}[^\s,:?`]+[,:]\s+")  # "Also, ", "Moving on: "
 # a heading worded as a question: a question word and no clause after
 HEADING = re.compile(r"^(?:" + "|".join(HEADING_WORDS) + r")\b[^,;]*$",  # no clause after
                       re.I)

@@ -55,6 +55,8 @@ def _requests(question: str) -> bool:
             words = words[1:]  # a name
     if " ".join(words[:3]) in rules.ABLE_PHRASES:
         words = words[3:]
+    if len(words) >= 2 and words[0] == "be" and rules.PARTICIPLE.match(words[1]):
+        return True  # "can f be declared with (a, b)?": passive, a request
     return bool(words) and words[0] not in rules.STATE_VERBS and len(words) >= 2
 
 
@@ -63,8 +65,13 @@ def asks(sentence: str) -> bool:
     ("Where `slugify` should live."): neither states a fact. A request phrased as a
     question ("Can you make parse_date return UTC?") does: it says what is wanted."""
     text = sentence.strip()
-    bare = OPENER.sub("", text, count=1)
-    if not text.endswith("?"):
+    lead = OPENER.match(text)
+    bare = text[lead.end():] if lead is not None and not exchange_names(lead.group(0)) \
+        else text
+    if not text.endswith("?"):  # a heading after a label ("Next: where f lives."), not
+        # a clause after a comma ("f uses g, which is in m.py.")
+        if lead is None or not lead.group(0).rstrip().endswith(":"):
+            bare = text
         return len(bare.split()) <= 8 and bool(HEADING.match(bare))
     if _requests(bare) or _requests(text):
         return False

@@ -98,7 +98,8 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
         end = m.end() if quoted else m.start(3) + len(word) + (2 if call else 0)
         token = Token(word, m.start(), end, quoted, call=call)
         last = word.rsplit(".", 1)[-1].split("::")[-1]
-        if PATH.match(word) and ("/" in word or word.endswith((".py", ".pyi"))):
+        if PATH.match(word) and ("/" in word or word.endswith((".py", ".pyi"))) \
+                and _in_tree(word, lexicon):
             token.kind = "path"
         elif "." in word and lexicon.file(word) and not call:
             token.kind = "path"  # a dotted module of the repository ("pkg.mod")
@@ -138,7 +139,31 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
             # a module ("uses unicodedata", "import re", "the time module"); not a noun
             # with its article ("opens a socket")
             token.kind = "name"
+    _named_again(text, found, lexicon)
     return _qualified(text, found, lexicon)
+
+
+def _in_tree(word: str, lexicon: Lexicon) -> bool:
+    """Whether a word spelled as a path is one: a Python file (a new one too), a file of the
+    repository, or under one of its directories; not "and/or" nor "input/output"."""
+    if word.endswith((".py", ".pyi")) or not lexicon.files or lexicon.file(word):
+        return True
+    head = word.strip("./").split("/", 1)[0]
+    return any(f.startswith(head + "/") or f"/{head}/" in f for f in lexicon.files)
+
+
+def _named_again(text: str, found: list[Token], lexicon: Lexicon) -> None:
+    """Plain words the statement itself shows to be names: a module said again after the
+    statement named it ("From the os module, f needs os"), and a symbol the repository
+    defines in a file the statement names ("reuse split, the one in pkg/iterutils.py")."""
+    modules = {t.text for t in found if t.kind == "name" and t.text in lexicon.modules}
+    files = {lexicon.file(t.text) or t.text for t in found if t.kind == "path"}
+    for token in found:
+        if token.kind != "word" or DETERMINED.search(text[:token.start]):
+            continue
+        if lexicon.defined_in.get(token.text) in files or (
+                token.text in modules and token.text.lower() not in rules.PLAIN_WORDS):
+            token.kind = "name"
 
 
 def _comes_from(rest: str, lexicon: Lexicon) -> bool:
