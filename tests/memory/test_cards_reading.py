@@ -354,6 +354,7 @@ def test_a_clause_before_a_comma_is_no_opener(line):
 
 
 @pytest.mark.parametrize("line", ["Moving on: where cart_total should live.",
+                                  "Also, Where `cart_total` should live.",
                                   "Also, what does cart_total do?"])
 def test_a_label_before_a_heading_or_question_is_cut(line):
     assert asks(line)
@@ -391,3 +392,18 @@ async def test_a_question_answered_on_its_line_is_kept_whole_when_read(make_env)
     assert _current(cards) == ["Where should `cart_total` go? The shop.orders module."]
     [node] = [n for n in cards.graph.current() if n.type == "fact"]
     assert node.form == "`cart_total` belongs in `shop/orders.py`."
+
+
+def test_an_inflected_word_said_bare_is_a_word_quoted_a_name(embedder):
+    """A function named like an inflected English word ("cached") is a word when said
+    bare in a description, a name when quoted."""
+    lexicon = Lexicon(frozenset({"cached"}), ("shop/money.py",),
+                      {"cached": "shop/money.py"}, frozenset({"cart_total"}),
+                      words=whole_words())
+    got = Reader(embedder).read_all([
+        "cart_total decorates a function so it runs once, with the result cached for all "
+        "later calls.",
+        "cart_total should reuse `cached` from shop/money.py."], lexicon)
+    assert [(r.subject, r.form()) for r in got] == [
+        ("cart_total", ""),
+        ("cart_total", "`cart_total` should reuse `cached` from `shop/money.py`.")]

@@ -51,6 +51,7 @@ from memory.backends.cards.rules import (
     FALLBACK_CONFIDENCE,
     FENCED,
     LONG_WORD,
+    WORD,
     WORD_RUN,
 )
 from memory.backends.cards.said import (
@@ -343,8 +344,8 @@ class GraphBuilder:
                                            [facts[n].said for n in again], lexicon)
             for n, reading in zip(again, more, strict=True):
                 read[n] = reading
-                if reading.subject:  # shown whole: "The m module." alone names no function
-                    facts[n].text = facts[n].said
+                if reading.value and not _names(facts[n].text, reading.subject):
+                    facts[n].text = facts[n].said  # "The m module." alone names no function
         self._read = ([f.text for f in facts], read)
         return read
 
@@ -504,3 +505,9 @@ class GraphBuilder:
                 for fact in graph.about(name):
                     if fact.id != node.id:
                         graph.link(node.id, fact.id, "precondition")
+
+
+def _names(text: str, subject: str) -> bool:
+    """Whether ``text`` says ``subject``'s name (its last part, as a whole word)."""
+    last = subject.rsplit(".", 1)[-1].split("::")[-1].lower()
+    return last in {w.lower() for w in WORD.findall(text)}

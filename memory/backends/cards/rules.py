@@ -399,6 +399,15 @@ SAID_WORD = re.compile(r"[`'\"]?([\w.'/:-]+)(?:\(\))?[`'\"]?")
 # an opener before a question or heading, cut before reading it (4ab5737)
 # (four words at most: "isoparse can't work without datetime, which ..." has a clause
 # before its comma, and "which" there is no question)
+# the endings of an inflected English word and what it is inflected from ("cached" from
+# "cache", "chunked" from "chunk"): a bare word so inflected is a word, not a name
+INFLECTIONS = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"),
+               ("es", ""), ("s", ""))
+# a word of a text, as names are compared whole ("`f`'s" says f)
+WORD = re.compile(r"\w+")
+# a comma opener before a heading is a label of this many words at most ("Also, where f
+# lives."); a longer one is a clause ("f uses g, which is in m.py.")
+LABEL_WORDS = 2
 OPENER = re.compile(r"^(?:[^\s,:?`]+\s+){0,3}[^\s,:?`]+[,:]\s+")  # "Also, ", "Moving on: "
 # a heading worded as a question: a question word and no clause after
 HEADING = re.compile(r"^(?:" + "|".join(HEADING_WORDS) + r")\b[^,;]*$",  # no clause after

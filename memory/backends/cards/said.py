@@ -68,9 +68,10 @@ def asks(sentence: str) -> bool:
     lead = OPENER.match(text)
     bare = text[lead.end():] if lead is not None and not exchange_names(lead.group(0)) \
         else text
-    if not text.endswith("?"):  # a heading after a label ("Next: where f lives."), not
-        # a clause after a comma ("f uses g, which is in m.py.")
-        if lead is None or not lead.group(0).rstrip().endswith(":"):
+    if not text.endswith("?"):  # a heading after a label ("Next: where f lives.", "Also,
+        # where f lives."), not a clause after a comma ("f uses g, which is in m.py.")
+        if lead is None or not (lead.group(0).rstrip().endswith(":")
+                                or len(lead.group(0).split()) <= rules.LABEL_WORDS):
             bare = text
         return len(bare.split()) <= 8 and bool(HEADING.match(bare))
     if _requests(bare) or _requests(text):

@@ -106,7 +106,7 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
         elif quoted or call or last.lower() in lexicon.subjects \
                 or CODE_SPELLING.search(word) or (
                     (word in lexicon.symbols or last in lexicon.symbols)
-                    and word not in lexicon.words):  # "executed once": no name, said bare
+                    and not english(word, lexicon.words)):  # "executed once", "cached"
             token.kind = "name" if word.lower() not in rules.PLAIN_WORDS or quoted else "word"
         found.append(token)
     # a capitalised word inside a sentence is a class when the sentence names a module
@@ -141,6 +141,15 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
             token.kind = "name"
     _named_again(text, found, lexicon)
     return _qualified(text, found, lexicon)
+
+
+def english(word: str, words: frozenset[str]) -> bool:
+    """Whether a bare word is an ordinary English one: in ``words`` (the embedder's whole
+    words) or an inflection of one of them ("cached", "chunked", "wrapping")."""
+    if word in words:
+        return True
+    return any(word.endswith(end) and len(word) - len(end) >= 3
+               and word[:len(word) - len(end)] + stem in words for end, stem in rules.INFLECTIONS)
 
 
 def _in_tree(word: str, lexicon: Lexicon) -> bool:
