@@ -30,6 +30,7 @@ tested code.
 """
 
 import ast
+import io
 import os
 import re
 from pathlib import Path
@@ -106,8 +107,15 @@ def _offset(lines, lineno, col):
         len(lines[lineno - 1].encode("utf-8")[:col].decode("utf-8", "replace"))
 
 
+def _lines(text):
+    """``text`` cut into lines with their ends where Python's parser cuts them: at "\\n",
+    "\\r\\n" and "\\r" only (``str.splitlines`` also cuts at a form feed and other
+    separators, and line numbers from ``ast`` would then point one line off)."""
+    return io.StringIO(text, newline="").readlines()
+
+
 def _segment(source, node):
-    lines = source.splitlines(keepends=True)
+    lines = _lines(source)
     return (_offset(lines, node.lineno, node.col_offset),
             _offset(lines, node.end_lineno, node.end_col_offset))
 
@@ -258,7 +266,7 @@ def _beside(place, text, original, copy):
     ``text``, the file with one literal changed (renamed ``copy``), side by side in the
     order drawn for the run."""
     lines, start, at, end, name, gap, mine_first = place
-    changed = text.splitlines(keepends=True)
+    changed = _lines(text)
     mine = [*lines[start:at], _renamed(lines[at], name, original), *lines[at + 1:end]]
     twin = [*changed[start:at], _renamed(changed[at], name, copy), *changed[at + 1:end]]
     for block in (mine, twin):
@@ -302,7 +310,7 @@ def pytest_check(targets, root):
         if made is None:
             continue
         mutated, kind, again = made
-        lines = source.splitlines(keepends=True)
+        lines = _lines(source)
         start = min([func.lineno, *(d.lineno for d in func.decorator_list)]) - 1
         first, second = _two_words(func.name, _names(tree))
         original, copy = f"{func.name}_{first}", f"{func.name}_{second}"

@@ -81,6 +81,21 @@ def test_a_targets_test_is_twinned_beside_itself_renamed_alike(tmp_path: Path):
         "tests/test_calc.py", "--deselect", whole["original"]]
 
 
+def test_a_form_feed_above_the_test_moves_no_literal(tmp_path: Path):
+    """Lines are counted as the parser counts them: a form feed (as some projects put
+    between sections) is no line end, and the twin's changed literal lands in its assert."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(TEST_FILE.replace(
+        "\n\n\ndef test_double", "\n\n\x0c\n\ndef test_double"))
+    for _ in range(5):
+        plan = _check.pytest_check(["tests/test_calc.py::test_double"], str(tmp_path))
+        tree = ast.parse(plan["source"])  # the literal's place was one line off: no parse
+        check = plan["check"].split("::")[-1]
+        [twin] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == check]
+        assert ast.unparse(twin.body[0]) != "assert double(2) == 4"
+        assert "\x0c" in plan["source"]
+
+
 def test_the_test_file_is_as_it_was_after_the_run(tmp_path: Path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
