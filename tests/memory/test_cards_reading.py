@@ -346,6 +346,7 @@ def test_a_verb_before_on_a_class_is_no_method_of_it(embedder):
     "cart_total can't work without Decimal, which comes from the decimal module.",
     "cart_total uses clean_code, which is in shop/text.py.",
     "Put cart_total in shop/money.py, is that fine with the tests?",
+    "What 'Cart.add_line' does: Add a line to the cart.",  # a lead before a claim
 ])
 def test_a_clause_before_a_comma_is_no_opener(line):
     """What comes after a clause and a comma is no heading nor question of its own."""

@@ -410,7 +410,8 @@ WORD = re.compile(r"\w+")
 LABEL_WORDS = 2
 OPENER = re.compile(r"^(?:[^\s,:?`]+\s+){0,3}[^\s,:?`]+[,:]\s+")  # "Also, ", "Moving on: "
 # a heading worded as a question: a question word and no clause after
-HEADING = re.compile(r"^(?:" + "|".join(HEADING_WORDS) + r")\b[^,;]*$",  # no clause after
+# (a colon only at its end: "What `f` does: X" leads a claim)
+HEADING = re.compile(r"^(?:" + "|".join(HEADING_WORDS) + r")\b[^,;:]*:?\s*$",  # no clause after
                       re.I)
 # where one sentence ends and the next starts (also in docstrings, ``ground``)
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
