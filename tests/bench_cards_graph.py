@@ -9,6 +9,12 @@ minutes, before the bench (tests/bench_replay.py) measures what the packs show.
     .venv/bin/python -m tests.bench_cards_graph --dir OUTLINES --repo REPO [--min-l 50]
         [--voice template --voice varied --voice FILE ...] [--seed 0] [--save OUT.json]
     .venv/bin/python -m tests.bench_cards_graph --set NAME [--voice ...]
+        [--facts said|read]
+
+``--facts read`` reads the developer's lines as the bench's ``cards`` does (its default:
+lines the reading places kept as said, the others to the extractor, here a model that
+answers nothing, so kept as said at a lower confidence); ``said`` (the default here, as
+the tables were measured) keeps every line as said.
 
 ``--set NAME`` is a stored set of ``replay/locoeval/sets`` (webcolors, rfc3986,
 more-itertools): its outlines with l >= 50 over its rebuilt repository, as the bench
@@ -76,7 +82,8 @@ class Trace:
 
 
 async def measure(outlines: list[Outline], repo: Path, voice: Any, work: Path,
-                  indexes: dict[str, RepoIndex], trace: Trace) -> list[dict[str, Any]]:
+                  indexes: dict[str, RepoIndex], trace: Trace,
+                  mode: str = "said") -> list[dict[str, Any]]:
     embedder = get_embedder()
     rows: list[dict[str, Any]] = []
     bench = LoCoEvalBenchmark()
@@ -89,8 +96,9 @@ async def measure(outlines: list[Outline], repo: Path, voice: Any, work: Path,
                                             embedder)
             indexes[outline.id].refresh()
         env = BackendEnv(llm=LLM(LLMConfig(model="scripted/none")), embedder=embedder,
-                         repo=indexes[outline.id], data_dir=work / outline.id / voice.kind,
-                         session_id=voice.kind, options={"cards_facts": "said"})
+                         repo=indexes[outline.id],
+                         data_dir=work / outline.id / f"{voice.kind}-{mode}",
+                         session_id=voice.kind, options={"cards_facts": mode})
         cards = registry.create("cards", env)
         trace.made.clear()
         for n, (_, text) in enumerate(TemplateUser(said, 0, 0.0).conversation()):
@@ -124,6 +132,8 @@ def main() -> None:
                         help="template | varied | a phrasing file (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", type=Path, default=None)
+    parser.add_argument("--facts", choices=("said", "read"), default="said",
+                        help="cards_facts: every line as said, or read as the bench does")
     args = parser.parse_args()
     folder = SETS / args.set if args.set else None
     if folder is not None:
@@ -137,7 +147,8 @@ def main() -> None:
             if folder is not None and (folder / "phrasings" / f"{spec}.json").is_file():
                 spec = str(folder / "phrasings" / f"{spec}.json")
             voice = check_voice(spec, every, args.seed)
-            rows = asyncio.run(measure(outlines, args.repo, voice, Path(tmp), indexes, trace))
+            rows = asyncio.run(measure(outlines, args.repo, voice, Path(tmp), indexes, trace,
+                                       args.facts))
             count = collections.Counter((r["truth"], r["state"]) for r in rows)
             true, stale = (sum(v for (t, _), v in count.items() if t is want)
                            for want in (True, False))

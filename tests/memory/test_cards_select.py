@@ -345,6 +345,14 @@ async def test_a_failed_extraction_keeps_the_developers_sentences(cards_env, scr
     assert fact.confidence < 0.9
     [record] = [r for r in cards.drain_records() if r["op"] == "skipped"]
     assert "kept 1 developer sentences" in record["text"]
+    # kept as said: a line that answers its own question stays whole, not dropped with it
+    lines = ["The retry count must stay at three.",
+             "Where does the retry count live? In app/settings.py."]
+    await cards.observe(Turn(1, "\n".join(lines), "ok"))
+    assert [n.content for n in cards.graph.of_type("fact") if n.turn == 1] == lines
+    await cards.observe(Turn(2, "Where does the timeout live? In app/config.py.", "ok"))
+    assert [n.content for n in cards.graph.of_type("fact") if n.turn == 2] == [
+        "Where does the timeout live? In app/config.py."]  # nothing to extract: as said
 
 
 def test_the_judge_schemas_compile_to_a_grammar():

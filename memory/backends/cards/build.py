@@ -225,8 +225,8 @@ class GraphBuilder:
         place), and why its answer was not used."""
         llm = self.env.llm
         texts = [t for t in statements(turn.user) if not asks(t)]
-        if not texts:
-            return [], ""
+        if not texts:  # nothing to extract from: "Where does f go? In m.py." kept as said
+            return said_statements(turn.user), ""
         long = [RawFact(t, [], EXTRACTED_CONFIDENCE) for t in long_statements(turn.user)]
         if llm.constrained():
             schema = extract_schema_r(self.candidates(turn), texts)
@@ -240,7 +240,8 @@ class GraphBuilder:
         except (MalformedJSON, LLMError) as exc:
             for fact in long:
                 fact.confidence = FALLBACK_CONFIDENCE
-            kept = _beside(long, [RawFact(s, [], FALLBACK_CONFIDENCE) for s in texts])
+            kept = _beside(long, [RawFact(f.text, f.locations, FALLBACK_CONFIDENCE, f.said)
+                                  for f in said_statements(turn.user)])  # lines as said
             return kept, f"fact extraction failed for turn {turn.index} ({exc}); " \
                          f"kept {len(kept)} developer sentences"
 
