@@ -276,7 +276,9 @@ async def test_a_question_the_developer_answers_states_the_answer(make_env):
     ("Should it raise ShopError on a negative quantity?", True),
     ("Can cart_total be declared with (lines, prices=None)?", True),  # passive requests
     ("Could cart_total be moved to shop/orders.py?", True),
-    ("Could cart_total be written more simply?", True),
+    ("Can cart_total be called twice?", False),  # a passive with no place or list: asks
+    ("Will cart_total be moved to shop/orders.py?", False),  # a prediction asks
+    ("Should cart_total be moved somewhere else?", False),
 ])
 def test_a_request_phrased_as_a_question_states_what_is_wanted(question, request_):
     assert asks(question) is not request_
@@ -356,7 +358,11 @@ def test_a_clause_before_a_comma_is_no_opener(line):
 
 @pytest.mark.parametrize("line", ["Moving on: where cart_total should live.",
                                   "Also, Where `cart_total` should live.",
-                                  "Also, what does cart_total do?"])
+                                  "Also, what does cart_total do?",
+                                  "For `cart_total`, what should it return?",
+                                  "Before we move on to tests, where should cart_total live?",
+                                  "By the way, what cart_total returns.",
+                                  "cart_total: where should it live?"])
 def test_a_label_before_a_heading_or_question_is_cut(line):
     assert asks(line)
 
@@ -408,3 +414,22 @@ def test_an_inflected_word_said_bare_is_a_word_quoted_a_name(embedder):
     assert [(r.subject, r.form()) for r in got] == [
         ("cart_total", ""),
         ("cart_total", "`cart_total` should reuse `cached` from `shop/money.py`.")]
+
+
+def test_a_word_the_file_defines_is_a_name_only_as_a_thing_said(embedder):
+    """A word the named file defines is no name in a verb's place ("it should wrap the
+    lines"), nor an inflected word the only candidate ("Put chunked in ..."); a dotted name
+    of a module not imported yet is a dependency, a file's name is none."""
+    lexicon = Lexicon(frozenset({"wrap", "chunked", "clean_code"}),
+                      ("shop/text.py", "shop/money.py"),
+                      {"wrap": "shop/text.py", "chunked": "shop/text.py",
+                       "clean_code": "shop/text.py"}, frozenset({"cart_total"}),
+                      words=whole_words())
+    got = Reader(embedder).read_all([
+        "Put cart_total in shop/text.py; it should wrap the lines at 80 columns.",
+        "Put chunked in shop/money.py.",
+        "cart_total should call dateutil.parser.isoparse.",
+    ], lexicon)
+    assert [r.form() for r in got] == [
+        "`cart_total` belongs in `shop/text.py`.", "`chunked` belongs in `shop/money.py`.",
+        "`cart_total` needs `isoparse` from the `dateutil.parser` module."]

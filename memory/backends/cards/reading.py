@@ -179,8 +179,7 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     if args is not None:
         draft.options["parameters"] = (args, "", False)
     others = [i for i in names if i not in taken and not _in_args(text, tokens[i])
-              and tokens[i].text != subject and _resolves(tokens[i].text, i in sources,
-                                                          lexicon)]
+              and tokens[i].text != subject and _resolves(tokens[i], i in sources, lexicon)]
     if others:
         i = others[0]
         name, source = split_dotted(tokens[i].text, lexicon)
@@ -196,16 +195,18 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     return draft
 
 
-def _resolves(name: str, sourced: bool, lexicon: Lexicon) -> bool:
+def _resolves(token: Token, sourced: bool, lexicon: Lexicon) -> bool:
     """Whether a name can be a dependency: the repository has it, it is a module, it is
-    said to come from somewhere ("g from m", ``m.g`` of a module ``m``), or it is spelled
-    as a class, an exception or a constant; not a value or a parameter in code spans
-    (`unicode`, `maxsize`), nor a dotted word of no module ("filename.ext")."""
+    said to come from somewhere ("g from m", ``m.g``), or it is spelled as a class, an
+    exception or a constant; not a value or a parameter in code spans (`unicode`, `maxsize`),
+    nor a file's name said bare ("filename.ext", "report.txt")."""
+    name = token.text
     last = name.rsplit(".", 1)[-1]
     head = split_dotted(name, lexicon)[1]
-    return sourced or last in lexicon.symbols or name in lexicon.modules \
-        or bool(head and _placeable(head, lexicon)) \
-        or bool(head and head.split(".", 1)[0] in lexicon.modules) or kind(last) != "function"
+    dotted = bool(head) and (token.quoted or token.call or _placeable(head, lexicon)
+                             or last.lower() not in rules.FILE_EXTENSIONS)
+    return sourced or last in lexicon.symbols or name in lexicon.modules or dotted \
+        or kind(last) != "function"
 
 
 def _placeable(source: str, lexicon: Lexicon) -> bool:

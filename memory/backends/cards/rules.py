@@ -37,6 +37,10 @@ HEADING_WORDS = ("what", "which", "how", "where")
 STATE_VERBS = frozenset({"be", "is", "are", "been", "have", "has", "had", "do", "does"})
 # ... unless "be" comes with a participle: a passive request ("can f be declared with
 # (a, b)?", "could f be moved to m.py?"), not a state ("could f be simpler?")
+# (and a place, a list or a role after it: "be called twice?" asks; nor after a modal
+# of prediction: "will f be called often?")
+PASSIVE_TARGETS = ("to", "into", "in", "with", "as", "under", "inside")
+PREDICTING = ("will", "would", "may", "might")
 PARTICIPLE = re.compile(r"^(?:[a-z]{2,}(?:ed|[^e]en)|put|set|kept|made|built|split|left|held"
                         r"|run|done|shown|known|told|bound|found|taken|given)$")
 # subjects a modal question may have beside a code name
@@ -397,21 +401,35 @@ MODAL = re.compile(r"^(?:" + "|".join(MODAL_WORDS) + r")\b\s*", re.I)
 # a word of a question, quotes and a call's "()" left out
 SAID_WORD = re.compile(r"[`'\"]?([\w.'/:-]+)(?:\(\))?[`'\"]?")
 # an opener before a question or heading, cut before reading it (4ab5737)
-# (four words at most: "isoparse can't work without datetime, which ..." has a clause
-# before its comma, and "which" there is no question)
 # the endings of an inflected English word and what it is inflected from ("cached" from
 # "cache", "chunked" from "chunk"): a bare word so inflected is a word, not a name
 INFLECTIONS = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"),
                ("es", ""), ("s", ""))
+# the last part of a dotted word that makes it a file's name, not a module's member
+# ("report.txt", "filename.ext")
+FILE_EXTENSIONS = frozenset({"txt", "json", "csv", "md", "log", "yaml", "yml", "toml",
+                             "ini", "cfg", "ext", "py", "pyi", "html", "xml", "rst", "zip",
+                             "gz", "tar", "pdf", "png"})
+# the words before a plain word that put it in a verb's place ("it should wrap the lines"),
+# and those after it that make it a verb with its object ("strip the padding"): such a word
+# is no name even where the repository defines it in a file the statement names
+VERB_BEFORE = frozenset({"to", "will", "would", "should", "can", "could", "must", "may",
+                         "might", "shall", "and", "or", "it", "they", "we", "you", "i",
+                         "also", "then", "not"})
+NAMED_AFTER = ("for", "from", "in", "out", ",", ";", ".", ")")
 # a word of a text, as names are compared whole ("`f`'s" says f)
 WORD = re.compile(r"\w+")
-# a comma opener before a heading is a label of this many words at most ("Also, where f
-# lives."); a longer one is a clause ("f uses g, which is in m.py.")
-LABEL_WORDS = 2
-OPENER = re.compile(r"^(?:[^\s,:?`]+\s+){0,3}[^\s,:?`]+[,:]\s+")  # "Also, ", "Moving on: "
+# an opener before a question or heading, cut before reading it (4ab5737): before a
+# question when it names no code or a question word follows ("For f, what should it
+# return?"; not "Put f in m.py, is that fine?"), before a heading when it ends in a colon,
+# or names no code and no relative clause follows ("Also, where f lives."; not "f uses g,
+# which is in m.py.")
+OPENER = re.compile(r"^[^,:?]{0,40}?[,:]\s+")  # "Also, ", "Moving on: ", "For `f`, "
+WH_WORD = re.compile(r"^(?:what|which|how|why|where|who|when|whose)\b", re.I)
+RELATIVE = re.compile(r"^which\b", re.I)
 # a heading worded as a question: a question word and no clause after
 # (a colon only at its end: "What `f` does: X" leads a claim)
-HEADING = re.compile(r"^(?:" + "|".join(HEADING_WORDS) + r")\b[^,;:]*:?\s*$",  # no clause after
+HEADING = re.compile(r"^(?:" + "|".join(HEADING_WORDS) + r")\b[^,;:]*:?$",  # no clause after
                       re.I)
 # where one sentence ends and the next starts (also in docstrings, ``ground``)
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")

@@ -21,9 +21,11 @@ from memory.backends.cards.rules import (
     POINTING_WORDS,
     PUNCTUATION,
     QUESTION,
+    RELATIVE,
     SAID_CONFIDENCE,
     SAID_WORD,
     SENTENCE_BREAK,
+    WH_WORD,
 )
 from memory.backends.mem0 import MAX_STATEMENTS, developer_lines, fact_key
 from memory.backends.mem0r import exchange_names
@@ -55,7 +57,9 @@ def _requests(question: str) -> bool:
             words = words[1:]  # a name
     if " ".join(words[:3]) in rules.ABLE_PHRASES:
         words = words[3:]
-    if len(words) >= 2 and words[0] == "be" and rules.PARTICIPLE.match(words[1]):
+    if len(words) >= 3 and words[0] == "be" and rules.PARTICIPLE.match(words[1]) \
+            and words[2] in rules.PASSIVE_TARGETS \
+            and found.group(0).strip().lower() not in rules.PREDICTING:
         return True  # "can f be declared with (a, b)?": passive, a request
     return bool(words) and words[0] not in rules.STATE_VERBS and len(words) >= 2
 
@@ -65,15 +69,17 @@ def asks(sentence: str) -> bool:
     ("Where `slugify` should live."): neither states a fact. A request phrased as a
     question ("Can you make parse_date return UTC?") does: it says what is wanted."""
     text = sentence.strip()
-    lead = OPENER.match(text)
-    bare = text[lead.end():] if lead is not None and not exchange_names(lead.group(0)) \
-        else text
+    found = OPENER.match(text)
+    lead, rest = (found.group(0), text[found.end():]) if found is not None else ("", text)
+    plain = bool(lead) and "`" not in lead and not exchange_names(lead)
     if not text.endswith("?"):  # a heading after a label ("Next: where f lives.", "Also,
-        # where f lives."), not a clause after a comma ("f uses g, which is in m.py.")
-        if lead is None or not (lead.group(0).rstrip().endswith(":")
-                                or len(lead.group(0).split()) <= rules.LABEL_WORDS):
-            bare = text
+        # where f lives."), not after a clause ("f uses g, which is in m.py.")
+        cut = plain and (lead.rstrip().endswith(":") or not RELATIVE.match(rest))
+        bare = rest if cut else text
         return len(bare.split()) <= 8 and bool(HEADING.match(bare))
+    # a question after an opener ("Also, is it fast?", "For `f`, what should it return?"),
+    # not a tag after a statement naming code ("Put f in m.py, is that fine?")
+    bare = rest if lead and (plain or WH_WORD.match(rest)) else text
     if _requests(bare) or _requests(text):
         return False
     return bool(QUESTION.match(text) or QUESTION.match(bare))

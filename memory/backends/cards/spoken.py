@@ -106,7 +106,7 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
         elif quoted or call or last.lower() in lexicon.subjects \
                 or CODE_SPELLING.search(word) or (
                     (word in lexicon.symbols or last in lexicon.symbols)
-                    and not english(word, lexicon.words)):  # "executed once", "cached"
+                    and not _worded(word, text, lexicon)):  # "executed once", "cached"
             token.kind = "name" if word.lower() not in rules.PLAIN_WORDS or quoted else "word"
         found.append(token)
     # a capitalised word inside a sentence is a class when the sentence names a module
@@ -152,6 +152,17 @@ def english(word: str, words: frozenset[str]) -> bool:
                and word[:len(word) - len(end)] + stem in words for end, stem in rules.INFLECTIONS)
 
 
+def _worded(word: str, text: str, lexicon: Lexicon) -> bool:
+    """Whether a bare word of the repository's is said as an English word: one of the
+    embedder's whole words ("once"), or an inflection of one ("cached") when the statement
+    names another subject of the conversation ("once runs f, with the result cached"; not
+    "Put chunked in m.py.", where the word is the only candidate)."""
+    if word in lexicon.words:
+        return True
+    return english(word, lexicon.words) and any(
+        w.lower() in lexicon.subjects for w in rules.WORD.findall(text) if w != word)
+
+
 def _in_tree(word: str, lexicon: Lexicon) -> bool:
     """Whether a word spelled as a path is one: a Python file (a new one too), a file of the
     repository, or under one of its directories; not "and/or" nor "input/output"."""
@@ -170,9 +181,22 @@ def _named_again(text: str, found: list[Token], lexicon: Lexicon) -> None:
     for token in found:
         if token.kind != "word" or DETERMINED.search(text[:token.start]):
             continue
-        if lexicon.defined_in.get(token.text) in files or (
-                token.text in modules and token.text.lower() not in rules.PLAIN_WORDS):
+        again = token.text in modules and token.text.lower() not in rules.PLAIN_WORDS
+        if again or (lexicon.defined_in.get(token.text) in files
+                     and _as_object(text, token, lexicon)):
             token.kind = "name"
+
+
+def _as_object(text: str, token: Token, lexicon: Lexicon) -> bool:
+    """Whether a word is said as a thing, not as a verb: not after a modal, "to" or a
+    subject pronoun ("it should wrap the lines"), followed by a preposition or a stop
+    ("reuse split for f", "wraps, the one in m.py"), and no inflection of an English word
+    ("its result cached.")."""
+    before = text[:token.start].split()
+    after = text[token.end:].lstrip().lower()
+    return not (before and before[-1].lower() in rules.VERB_BEFORE) \
+        and (not after or after.startswith(rules.NAMED_AFTER)) \
+        and (token.text in lexicon.words or not english(token.text, lexicon.words))
 
 
 def _comes_from(rest: str, lexicon: Lexicon) -> bool:
