@@ -410,9 +410,11 @@ def test_an_inflected_word_said_bare_is_a_word_quoted_a_name(embedder):
     got = Reader(embedder).read_all([
         "cart_total decorates a function so it runs once, with the result cached for all "
         "later calls.",
+        "`make_total` decorates a function so it runs once, with the result cached for all "
+        "later calls.",  # beside a quoted name, not a subject yet
         "cart_total should reuse `cached` from shop/money.py."], lexicon)
     assert [(r.subject, r.form()) for r in got] == [
-        ("cart_total", ""),
+        ("cart_total", ""), ("make_total", ""),
         ("cart_total", "`cart_total` should reuse `cached` from `shop/money.py`.")]
 
 

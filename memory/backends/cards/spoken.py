@@ -155,12 +155,13 @@ def english(word: str, words: frozenset[str]) -> bool:
 def _worded(word: str, text: str, lexicon: Lexicon) -> bool:
     """Whether a bare word of the repository's is said as an English word: one of the
     embedder's whole words ("once"), or an inflection of one ("cached") when the statement
-    names another subject of the conversation ("once runs f, with the result cached"; not
-    "Put chunked in m.py.", where the word is the only candidate)."""
+    names another subject of the conversation or quotes a name ("`once` runs f, with the
+    result cached"; not "Put chunked in m.py.", where the word is the only candidate)."""
     if word in lexicon.words:
         return True
-    return english(word, lexicon.words) and any(
-        w.lower() in lexicon.subjects for w in rules.WORD.findall(text) if w != word)
+    quoted = {m.group(1) or m.group(2) for m in TOKEN.finditer(text)} - {None, word}
+    return english(word, lexicon.words) and (bool(quoted) or any(
+        w.lower() in lexicon.subjects for w in rules.WORD.findall(text) if w != word))
 
 
 def _in_tree(word: str, lexicon: Lexicon) -> bool:
