@@ -367,14 +367,18 @@ def test_a_label_before_a_heading_or_question_is_cut(line):
     assert asks(line)
 
 
+def _shop(defined: dict[str, str]) -> Lexicon:
+    """A lexicon of the shop's two modules defining ``defined``, ``cart_total`` a subject of
+    the conversation, English words as the embedder has them."""
+    return Lexicon(frozenset(defined), ("shop/text.py", "shop/money.py"), defined,
+                   frozenset({"cart_total"}), words=whole_words())
+
+
 def test_words_the_statement_itself_shows_to_be_names(embedder):
     """A module said again bare, a word the repository defines in the file the statement
     names, are names; "and/or" is no path and "report.txt" no module's name."""
-    lexicon = Lexicon(frozenset({"clean_code", "round_cents", "split"}),
-                      ("shop/text.py", "shop/money.py"),
-                      {"clean_code": "shop/text.py", "round_cents": "shop/money.py",
-                       "split": "shop/text.py"}, frozenset({"cart_total"}),
-                      words=whole_words())
+    lexicon = _shop({"clean_code": "shop/text.py", "round_cents": "shop/money.py",
+                     "split": "shop/text.py"})
     got = Reader(embedder).read_all([
         "From the decimal module, cart_total needs decimal.",
         "Don't rewrite split for cart_total; take the one in shop/text.py.",
@@ -404,9 +408,7 @@ async def test_a_question_answered_on_its_line_is_kept_whole_when_read(make_env)
 def test_an_inflected_word_said_bare_is_a_word_quoted_a_name(embedder):
     """A function named like an inflected English word ("cached") is a word when said
     bare in a description, a name when quoted."""
-    lexicon = Lexicon(frozenset({"cached"}), ("shop/money.py",),
-                      {"cached": "shop/money.py"}, frozenset({"cart_total"}),
-                      words=whole_words())
+    lexicon = _shop({"cached": "shop/money.py"})
     got = Reader(embedder).read_all([
         "cart_total decorates a function so it runs once, with the result cached for all "
         "later calls.",
@@ -422,11 +424,8 @@ def test_a_word_the_file_defines_is_a_name_only_as_a_thing_said(embedder):
     """A word the named file defines is no name in a verb's place ("it should wrap the
     lines"), nor an inflected word the only candidate ("Put chunked in ..."); a dotted name
     of a module not imported yet is a dependency, a file's name is none."""
-    lexicon = Lexicon(frozenset({"wrap", "chunked", "clean_code"}),
-                      ("shop/text.py", "shop/money.py"),
-                      {"wrap": "shop/text.py", "chunked": "shop/text.py",
-                       "clean_code": "shop/text.py"}, frozenset({"cart_total"}),
-                      words=whole_words())
+    lexicon = _shop({"wrap": "shop/text.py", "chunked": "shop/text.py",
+                     "clean_code": "shop/text.py"})
     got = Reader(embedder).read_all([
         "Put cart_total in shop/text.py; it should wrap the lines at 80 columns.",
         "Put chunked in shop/money.py.",
