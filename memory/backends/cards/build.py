@@ -51,8 +51,8 @@ from memory.backends.cards.rules import (
     FALLBACK_CONFIDENCE,
     FENCED,
     LONG_WORD,
-    WORD,
     WORD_RUN,
+    function_said,
 )
 from memory.backends.cards.said import (
     RawFact,
@@ -509,6 +509,6 @@ class GraphBuilder:
 
 
 def _names(text: str, subject: str) -> bool:
-    """Whether ``text`` says ``subject``'s name (its last part, as a whole word)."""
-    last = subject.rsplit(".", 1)[-1].split("::")[-1].lower()
-    return last in {w.lower() for w in WORD.findall(text)}
+    """Whether ``text`` says ``subject``'s name (its last part), however said
+    (``function_said``, as ``said_of`` finds it)."""
+    return function_said(subject.split("::")[-1].rsplit(".", 1)[-1]).search(text) is not None

@@ -400,7 +400,6 @@ QUESTION = re.compile(r"^(?:" + "|".join(QUESTION_WORDS + MODAL_WORDS) + r")\b",
 MODAL = re.compile(r"^(?:" + "|".join(MODAL_WORDS) + r")\b\s*", re.I)
 # a word of a question, quotes and a call's "()" left out
 SAID_WORD = re.compile(r"[`'\"]?([\w.'/:-]+)(?:\(\))?[`'\"]?")
-# an opener before a question or heading, cut before reading it (4ab5737)
 # the endings of an inflected English word and what it is inflected from ("cached" from
 # "cache", "chunked" from "chunk"): a bare word so inflected is a word, not a name
 INFLECTIONS = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"),
