@@ -15,7 +15,9 @@
    stale share in the task-time ContextPack (↑ / ↓), compression = full's prompt tokens /
    the backend's (↑, "5.7×"), pass@1 and normalized pass@1 in % (↑), memory LLM calls
    per conversation turn (task queries' calls included), and the judge's accuracy on the
-   demo's truth/distractor pairs.
+   demo's truth/distractor pairs; beside them, the ctx stale floors of the outlines
+   (``replay.locoeval.floor``: a memory right on all else that keeps every stale
+   dependency, or only those the function's module has at hand).
 2. Wall time of one long template replay across the same backends (0 turns: skipped).
 """
 
@@ -36,6 +38,7 @@ from memory.index.embed import get_embedder
 from memory.llm.client import LLM, LLMConfig
 from replay.core.runner import Replay, ReplayConfig
 from replay.locoeval import DEMO
+from replay.locoeval.floor import at_hand, stale_floor
 from replay.locoeval.outline import Outline, load_outlines, parse_outline, validate_rules
 from replay.locoeval.report import volume
 from replay.locoeval.voice import check_voice, voiced
@@ -168,6 +171,12 @@ def main() -> None:
               f"voice {voice.record()})"
               + (f"; options {options}" if options else ""))
         print(volume(summary) or "full did not run: no conversation volume to report")
+        samples = [s for o in outlines for s in o.samples]
+        floor = {"dependencies": stale_floor(samples),
+                 "at_hand": stale_floor(samples, at_hand(args.repo))}
+        print(f"ctx stale of a memory right on all else that keeps every stale dependency: "
+              f"{fmt('a', floor['dependencies'])}; only those the module has at hand: "
+              f"{fmt('a', floor['at_hand'])} (replay.locoeval.floor)")
         print_rows("all outlines", summary["backends"], names)
         for subset, rows in summary["by_subset"].items():
             print_rows(f"\n{subset}", rows, names)
@@ -183,7 +192,7 @@ def main() -> None:
             args.save.write_text(json.dumps({
                 "outlines": [o.id for o in outlines], "window": args.window,
                 "revision_cues": args.revision_cues, "voice": voice.record(),
-                "answer_words": args.answer_words,
+                "answer_words": args.answer_words, "stale_floor": floor,
                 "seconds": round(wall, 1), **keep, "pairs": pairs}, indent=1, default=str))
         if args.long_turns:
             long = padded(outlines[0], args.long_turns)
