@@ -312,6 +312,40 @@ async def test_code_that_breaks_a_stated_decision_raises_its_card(cards_env, scr
     assert "ALARM" not in "\n".join(s.text for s in pack_.sections)
 
 
+@pytest.mark.parametrize(("said", "code", "why"), [
+    # annotations with commas, nested defaults and markers: the same signature, no alarm
+    ("`load` takes (items: dict[str, int], *, key=(1, 2)).",
+     "def load(items: dict[str, int], *, key=(1, 2)):\n    return items", None),
+    ("`load` takes (items: dict[str, int], *, key).",
+     "def load(items: dict[str, int], *, key):\n    return items", None),
+    ("`load` takes (self, /, items, *rest, **opts).",
+     "def load(self, /, items, *rest, **opts):\n    return items", None),
+    # a nested default hid the list; a comma inside brackets split it
+    ("`load` takes (items, key=(1, 2)).", "def load(items):\n    return items",
+     "the code written at turn 2 takes (items)"),
+    ("`load` takes (items: dict[str, int]).", "def load(items, extra):\n    return items",
+     "the code written at turn 2 takes (items, extra)"),
+])
+def test_the_alarm_reads_a_parameter_list_as_python_does(said, code, why):
+    from memory.backends.cards.alarm import check
+
+    graph = ContextGraph()
+    graph.add(Node("fact:0:0", "fact", "turn:0", said, 8, subject="load", turn=0))
+    node = Node("code:2:0", "code", "turn:2", code, 20, subject="load", turn=2)
+    assert [a.why for a in check(graph, node)] == ([why] if why else [])
+
+
+def test_the_alarm_reads_the_form_of_a_list_said_another_way():
+    from memory.backends.cards.alarm import check
+
+    graph = ContextGraph()
+    graph.add(Node("fact:0:0", "fact", "turn:0", "I'd have load accept items and a key.", 8,
+                   subject="load", turn=0, form="`load` takes (items, key=None)."))
+    node = Node("code:2:0", "code", "turn:2", "def load(items):\n    return items", 20,
+                subject="load", turn=2)
+    assert [a.why for a in check(graph, node)] == ["the code written at turn 2 takes (items)"]
+
+
 def test_the_alarm_checks_raises_and_ignores_code_that_does_not_parse():
     from memory.backends.cards.alarm import check
 

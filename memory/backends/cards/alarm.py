@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from memory.backends.cards import params
 from memory.backends.cards.graph import ContextGraph, Node, subject_key
 from memory.backends.cards.rules import (
     ALARM_NEVER,
@@ -41,6 +42,16 @@ class _Shape:
     raised: set[str]
 
 
+def _names(args: ast.arguments) -> list[str]:
+    """A signature's parameters in order, ``*args`` and ``**kwargs`` marked; the bare
+    ``*`` and ``/`` markers are no parameters."""
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    params += [f"*{args.vararg.arg}"] if args.vararg else []
+    params += [a.arg for a in args.kwonlyargs]
+    params += [f"**{args.kwarg.arg}"] if args.kwarg else []
+    return params
+
+
 def _shape(code: str, name: str) -> _Shape | None:
     try:
         tree = ast.parse(code)
@@ -49,11 +60,7 @@ def _shape(code: str, name: str) -> _Shape | None:
     wanted = name.split(".")[-1]
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == wanted:
-            args = node.args
-            params = [a.arg for a in (*args.posonlyargs, *args.args)]
-            params += [f"*{args.vararg.arg}"] if args.vararg else []
-            params += [a.arg for a in args.kwonlyargs]
-            params += [f"**{args.kwarg.arg}"] if args.kwarg else []
+            params = _names(node.args)
             names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             names |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
             raised = set()
@@ -67,8 +74,23 @@ def _shape(code: str, name: str) -> _Shape | None:
     return None
 
 
-def _params(listed: str) -> list[str]:
-    return [p.split("=")[0].split(":")[0].strip() for p in listed.split(",") if p.strip()]
+def _stated(text: str) -> list[str] | None:
+    """The parameters a statement says its function takes ("`f` takes (a, b: int = 0).",
+    the form the reading gives any phrasing of it), as ``_shape`` lists a ``def``'s:
+    annotations, defaults and nested brackets kept out of the names; None when it states
+    no parameter list."""
+    found = ALARM_TAKES.search(text)
+    if found is None:
+        return None
+    listed = next(params.spans(text[found.end() - 1:]), None)
+    if listed is None or listed[0] != 0:
+        return None
+    shown = params.parameters(listed[2])
+    if shown is None:
+        return None
+    (func,) = ast.parse(f"def _{shown}: pass").body
+    assert isinstance(func, ast.FunctionDef)
+    return _names(func.args)
 
 
 def check(graph: ContextGraph, code: Node) -> list[Alarm]:
@@ -83,11 +105,10 @@ def check(graph: ContextGraph, code: Node) -> list[Alarm]:
     where = f"the code written at turn {code.turn}"
     for fact in current:
         text = fact.statement
-        if (m := ALARM_TAKES.search(text)) and _params(m.group(1)) != shape.params:
+        if (stated := _stated(text)) is not None and stated != shape.params:
             alarms.append(Alarm(fact, f"{where} takes ({', '.join(shape.params)})"))
             revived = [old for old in facts if not old.current
-                       and (o := ALARM_TAKES.search(old.statement))
-                       and _params(o.group(1)) == shape.params]
+                       and _stated(old.statement) == shape.params]
             if revived:
                 alarms[-1] = Alarm(fact, alarms[-1].why + f", as {revived[-1].source} said "
                                    f"before this revision")

@@ -287,7 +287,7 @@ REVISION_ASPECTS: dict[str, tuple[str, ...]] = {
 # -- the regression alarm (``alarm``): it reads the one phrasing per aspect that ``cards``
 # writes itself (``Reading.form``), and "never raises `E`" as said -----------------------
 # the parameter list of "`f` takes (a, b)"
-ALARM_TAKES = re.compile(r"\btakes \(([^()]*)\)")
+ALARM_TAKES = re.compile(r"\btakes \(")  # its list: the balanced span from "("
 # the name a dependency statement says the function must reference
 ALARM_USES = re.compile(r"\b(?:needs|should reuse|reuses|uses|calls|should call) `([\w.]+)`")
 # an exception the function must not raise
