@@ -47,7 +47,9 @@ def stale_floor(samples: Iterable[Sample], kept: Kept = dependency) -> float | N
 def module_knows(source: str) -> tuple[frozenset[str], frozenset[str]]:
     """(the names a module binds at its top level: definitions, assignments, imported
     names; the modules it imports whole, dotted, ``from pkg import m`` as ``pkg.m``) of
-    Python source (empty when it does not parse)."""
+    Python source (empty when it does not parse). Written apart from ``cards``' own
+    reading of a module (``ground.module_names``) on purpose: the reference a backend is
+    measured against does not move with that backend's code."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
