@@ -108,6 +108,45 @@ async def test_a_location_said_five_ways_the_latest_holds(make_env):
     assert node.form == "`cart_total` belongs in `shop/report.py`."
 
 
+async def test_a_place_said_with_the_one_not_wanted_holds_the_wanted_one(make_env):
+    """A developer names the place rejected beside the one wanted ("m.py, not n.py",
+    "rather than", "instead of", the rejected first): the wanted one is the value, and it
+    supersedes the earlier place said as the rejected one."""
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _each_supersedes(cards, [
+        "cart_total belongs in shop/report.py.",
+        "Put cart_total in shop/money.py, not shop/report.py.",
+        "cart_total goes in shop/text.py rather than in shop/money.py.",
+        "Instead of shop/text.py, cart_total should live in the orders module.",
+        "cart_total should be defined in shop/errors.py, not in the orders module.",
+    ])
+    node = next(n for n in cards.graph.current() if n.type == "fact")
+    assert node.form == "`cart_total` belongs in `shop/errors.py`."
+
+
+def test_a_name_or_place_not_wanted_is_no_value(embedder):
+    """The rejected name or place is no value; a negated use ("should not reuse g") still
+    names its dependency (the statement negates it); "not only g but also h" rejects
+    nothing; a place only rejected is no place."""
+    lexicon = _shop({"clean_code": "shop/text.py", "round_cents": "shop/money.py"})
+    got = Reader(embedder).read_all([
+        "Instead of round_cents, cart_total should reuse clean_code.",
+        "cart_total should reuse round_cents, not clean_code.",
+        "cart_total should not reuse clean_code.",
+        "cart_total needs not only round_cents but also clean_code.",
+        "cart_total is not in shop/text.py.",
+        "Where should cart_total go? The shop.money module, not text.py.",
+    ], lexicon)
+    assert [r.form() for r in got] == [
+        "`cart_total` should reuse `clean_code` from `shop/text.py`.",
+        "`cart_total` should reuse `round_cents` from `shop/money.py`.",
+        "`cart_total` should reuse `clean_code` from `shop/text.py`.",
+        "`cart_total` should reuse `round_cents` from `shop/money.py`.",
+        "",
+        "`cart_total` belongs in `shop/money.py`.",
+    ]
+
+
 async def test_parameters_said_five_ways_the_latest_hold(make_env):
     cards = registry.create("cards", make_env(cards_facts="said"))
     await _each_supersedes(cards, [

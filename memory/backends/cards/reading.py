@@ -162,6 +162,8 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
             continue
         if i in used:
             continue  # where a name comes from (the subject's: placed above)
+        if _rejected(lower, t):
+            continue  # "in m.py, not n.py": n.py is no place of the statement's
         if t.kind == "path":
             places.append(lexicon.file(t.text) or t.text)
             placed_at.add(i)
@@ -179,7 +181,8 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     if args is not None:
         draft.options["parameters"] = (args, "", False)
     others = [i for i in names if i not in taken and not _in_args(text, tokens[i])
-              and tokens[i].text != subject and _resolves(tokens[i], i in sources, lexicon)]
+              and tokens[i].text != subject and not _rejected(lower, tokens[i])
+              and _resolves(tokens[i], i in sources, lexicon)]
     if others:
         i = others[0]
         name, source = split_dotted(tokens[i].text, lexicon)
@@ -219,6 +222,18 @@ def _after_word(lower: str, token: Token, words: tuple[str, ...]) -> bool:
     """Whether ``token`` is said right after one of ``words`` ("used by f", "for f, ...")."""
     before = lower[:token.start].rstrip()
     return any(before == w or before.endswith((f" {w}", f"({w}")) for w in words)
+
+
+def _rejected(lower: str, token: Token) -> bool:
+    """Whether a place or a name is said as the one not wanted: right after one of
+    ``REJECTING_WORDS``, a word of place or an article between ("m.py, not n.py", "not in
+    n.py", "rather than the n module", "instead of g"); not "should not reuse g" (a verb
+    between: the statement negates a use, ``uses.negates_use``)."""
+    words = lower[:token.start].replace("`", " ").replace('"', " ").split()
+    while words and words[-1] in (*rules.PLACE_WORDS, *rules.DETERMINERS):
+        words.pop()
+    said = " ".join(words[-2:])
+    return any(said == w or said.endswith(f" {w}") for w in rules.REJECTING_WORDS)
 
 
 def _in_args(text: str, token: Token) -> bool:

@@ -61,6 +61,9 @@ SOURCE_WORDS = ("from", "in", "inside", "out of", "of", "within")
 TAKEN_FROM = ("from", "out of")
 # words a module may be called by after its name ("the decimal module")
 MODULE_WORDS = ("module", "package", "library", "lib", "file", "stdlib", "standard library")
+# words by which a place or a name is said as the one not wanted ("in m.py, not n.py",
+# "rather than in n.py", "instead of g"): it is no value of the statement
+REJECTING_WORDS = ("not", "rather than", "instead of")
 # words before a common noun: a module's name after one is the noun ("open a socket")
 DETERMINERS = ("a", "an", "the", "this", "that", "each", "every", "some", "any", "one")
 # the word a passive statement names its subject after ("g should be used by f")
