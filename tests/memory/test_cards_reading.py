@@ -124,10 +124,22 @@ async def test_a_place_said_with_the_one_not_wanted_holds_the_wanted_one(make_en
     assert node.form == "`cart_total` belongs in `shop/errors.py`."
 
 
+async def test_a_place_ruled_out_does_not_replace_the_place_said(make_env):
+    """"f must not go in n.py" says where f is not: the place said before stays."""
+    cards = registry.create("cards", make_env(cards_facts="said"))
+    await _said(cards, ["cart_total belongs in shop/money.py.",
+                        "cart_total must not go in shop/text.py.",
+                        "cart_total doesn't belong in the report module."])
+    assert "cart_total belongs in shop/money.py." in _current(cards)
+    forms = [n.form for n in cards.graph.current() if n.type == "fact" and n.form]
+    assert forms == ["`cart_total` belongs in `shop/money.py`."]
+
+
 def test_a_name_or_place_not_wanted_is_no_value(embedder):
     """The rejected name or place is no value; a negated use ("should not reuse g") still
     names its dependency (the statement negates it); "not only g but also h" rejects
-    nothing; a place only rejected is no place."""
+    nothing; a place only rejected, or one its clause negates ("must not go in n.py"), is
+    no place; a negation in another clause rejects nothing."""
     lexicon = _shop({"clean_code": "shop/text.py", "round_cents": "shop/money.py"})
     got = Reader(embedder).read_all([
         "Instead of round_cents, cart_total should reuse clean_code.",
@@ -136,6 +148,11 @@ def test_a_name_or_place_not_wanted_is_no_value(embedder):
         "cart_total needs not only round_cents but also clean_code.",
         "cart_total is not in shop/text.py.",
         "Where should cart_total go? The shop.money module, not text.py.",
+        "cart_total must not go in shop/text.py.",
+        "cart_total doesn't belong in shop/text.py.",
+        "Don't put cart_total in shop/text.py, put it in shop/money.py.",
+        "If it is not, put cart_total in shop/text.py.",
+        "cart_total, which is not tested yet, belongs in shop/money.py.",
     ], lexicon)
     assert [r.form() for r in got] == [
         "`cart_total` should reuse `clean_code` from `shop/text.py`.",
@@ -143,6 +160,11 @@ def test_a_name_or_place_not_wanted_is_no_value(embedder):
         "`cart_total` should reuse `clean_code` from `shop/text.py`.",
         "`cart_total` should reuse `round_cents` from `shop/money.py`.",
         "",
+        "`cart_total` belongs in `shop/money.py`.",
+        "",
+        "",
+        "`cart_total` belongs in `shop/money.py`.",
+        "`cart_total` belongs in `shop/text.py`.",
         "`cart_total` belongs in `shop/money.py`.",
     ]
 

@@ -162,7 +162,7 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
             continue
         if i in used:
             continue  # where a name comes from (the subject's: placed above)
-        if _rejected(lower, t):
+        if _rejected(lower, t, place=True):
             continue  # "in m.py, not n.py": n.py is no place of the statement's
         if t.kind == "path":
             places.append(lexicon.file(t.text) or t.text)
@@ -224,16 +224,27 @@ def _after_word(lower: str, token: Token, words: tuple[str, ...]) -> bool:
     return any(before == w or before.endswith((f" {w}", f"({w}")) for w in words)
 
 
-def _rejected(lower: str, token: Token) -> bool:
+def _rejected(lower: str, token: Token, place: bool = False) -> bool:
     """Whether a place or a name is said as the one not wanted: right after one of
     ``REJECTING_WORDS``, a word of place or an article between ("m.py, not n.py", "not in
     n.py", "rather than the n module", "instead of g"); not "should not reuse g" (a verb
-    between: the statement negates a use, ``uses.negates_use``)."""
+    between: the statement negates a use, ``uses.negates_use``). A ``place`` is also
+    rejected when its clause negates it within ``NEGATED_REACH`` words ("must not go in
+    n.py", "doesn't belong in n.py")."""
     words = lower[:token.start].replace("`", " ").replace('"', " ").split()
     while words and words[-1] in (*rules.PLACE_WORDS, *rules.DETERMINERS):
         words.pop()
     said = " ".join(words[-2:])
-    return any(said == w or said.endswith(f" {w}") for w in rules.REJECTING_WORDS)
+    if any(said == w or said.endswith(f" {w}") for w in rules.REJECTING_WORDS):
+        return True
+    if not place:
+        return False
+    clause = []
+    for word in reversed(words[-rules.NEGATED_REACH:]):
+        if word[-1:] in ",;:":
+            break  # the clause before: "If it is not, put f in n.py"
+        clause.append(word)
+    return any(w in rules.NEGATING_WORDS or w.endswith("n't") for w in clause)
 
 
 def _in_args(text: str, token: Token) -> bool:

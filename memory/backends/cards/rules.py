@@ -64,6 +64,10 @@ MODULE_WORDS = ("module", "package", "library", "lib", "file", "stdlib", "standa
 # words by which a place or a name is said as the one not wanted ("in m.py, not n.py",
 # "rather than in n.py", "instead of g"): it is no value of the statement
 REJECTING_WORDS = ("not", "rather than", "instead of")
+# a place its clause negates within this many words before it ("must not go in n.py",
+# "doesn't belong in n.py", "should never live in n.py") is no place of the statement
+NEGATING_WORDS = ("not", "never", "cannot", "n't")
+NEGATED_REACH = 3
 # words before a common noun: a module's name after one is the noun ("open a socket")
 DETERMINERS = ("a", "an", "the", "this", "that", "each", "every", "some", "any", "one")
 # the word a passive statement names its subject after ("g should be used by f")
