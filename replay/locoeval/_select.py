@@ -153,8 +153,10 @@ def through_answer(repo: Path, target: Target, limits: Any = None) -> str | None
     """Why ``target``'s original function, written in an answer as the scripted readers
     write it (``answer_with``), taken out as grading takes it (``extract_target``) and put
     back as a run puts it (``insert_function``), cannot be graded; None when it passes
-    its tests. A file put back byte for byte is the original repository, whose run
-    (``failing_tests``) already passed; any other is graded in the sandbox."""
+    its tests. It is graded in the sandbox as a run grades it (``run_code``: each test
+    beside the run's check test), also when the file is put back byte for byte: the
+    original repository's run (``failing_tests``) had one check test for all targets, not
+    one from this target's tests (a check test built wrong for one file then shows here)."""
     from replay.locoeval.outline import Sample
     from replay.locoeval.prepare import PrepareError, find_function, insert_function
     from replay.locoeval.tasks import answer_with, extract_target, run_code
@@ -171,11 +173,12 @@ def through_answer(repo: Path, target: Target, limits: Any = None) -> str | None
         put_back = insert_function(source, target.qualname, code)
     except PrepareError as exc:
         return f"the original function taken through an answer cannot be put back: {exc}"
-    if put_back == source:
-        return None
     sample = Sample("s", target.namespace, target.path, "", target.tests, ())
     if run_code(repo, sample, code, limits or Limits()):
         return None
+    if put_back == source:
+        return ("the original function, put back byte for byte, fails its verdict in the "
+                "sandbox: the grading, not the code (its check test or its run)")
     before, after = source.splitlines(), put_back.splitlines()
     line = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
                 min(len(before), len(after)))

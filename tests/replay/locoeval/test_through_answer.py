@@ -62,3 +62,23 @@ def test_the_original_through_an_answer_passes_or_the_target_is_dropped_with_why
     assert dropped["location"] == "shop/cart.py::Cart.receipt"
     assert dropped["through_answer"] is False and dropped["reason"] == why
     assert "passes its tests for 1 of 2 targets graded" in "\n".join(summary(report))
+
+
+def test_a_function_put_back_byte_for_byte_is_graded_too(tmp_path, monkeypatch):
+    """The original repository's run had one check test for all the targets; a target's
+    own verdict (its tests beside a check test made from one of them) is run even when the
+    function goes back byte for byte, and a failure there says it is the grading's."""
+    import replay.locoeval.tasks as tasks
+
+    repo, (total, _) = shop(tmp_path)
+    graded = []
+
+    def verdict(repo_, sample, code, limits):  # a grading that fails whatever the code
+        graded.append((sample.path, sample.function, code))
+        return False
+
+    monkeypatch.setattr(tasks, "run_code", verdict)
+    why = through_answer(repo, total)
+    assert [(p, f) for p, f, _ in graded] == [("shop/cart.py", "Cart.total")]
+    assert why == ("the original function, put back byte for byte, fails its verdict in the "
+                   "sandbox: the grading, not the code (its check test or its run)")
