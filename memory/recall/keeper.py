@@ -68,6 +68,18 @@ class Haystack:
         return out / len(words)
 
 
+def _warm(backend: Any) -> None:
+    """Load what the backend's first ``note`` needs (its ``warm``, when it has one); a
+    failure here is met again, and said, by the call that needs it."""
+    warm = getattr(backend, "warm", None)
+    if warm is None:
+        return
+    try:
+        warm()
+    except Exception:  # reported by the remember that meets it
+        return
+
+
 class KeeperError(ValueError):
     """The call cannot be done as asked (the message says why)."""
 
@@ -164,14 +176,17 @@ class Keeper:
         self._loaded = True
 
     def warm(self) -> None:
-        """Load the embedder and read the kept facts now (a server's first answer comes
-        sooner); a failure here is met again, and said, by the call that needs it."""
+        """Load the embedder and read the kept facts now, then open the writing session in
+        the background (a server's first answer, and its first ``remember``, come sooner:
+        a client calls ``remember`` seconds after it starts, not minutes); a failure here
+        is met again, and said, by the call that needs it."""
         try:
             with self._reading:
                 self.embedder.embed(["warm"])
                 self.refresh()
         except Exception:  # reported by the next call that needs it
             return
+        self.start()
 
     def get(self, memory_id: str) -> Kept:
         self.refresh()
@@ -308,6 +323,8 @@ class Keeper:
                 self._session = (opener or self._open_session)()
             except Exception as exc:  # reported by the next remember
                 self._session_error = exc
+            else:
+                _warm(self._session.agent.backend)
             finally:
                 self._opened.set()
 

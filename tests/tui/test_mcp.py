@@ -257,3 +257,24 @@ def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path, 
                            input=json.dumps({"prompt": ""}), text=True, capture_output=True,
                            env=_env(), cwd=str(ROOT), timeout=120)
     assert empty.returncode == 0 and empty.stdout == ""
+
+
+def test_warming_opens_the_writing_session_before_any_remember(repo, tmp_path, script,
+                                                               monkeypatch):
+    """The server warms its keeper at start: the reading side, then the writing session
+    in the background with what ``cards``' first ``note`` compares a statement with, so a
+    client's first ``remember`` does not wait for them; a remember after it keeps as
+    before."""
+    monkeypatch.setenv("ENGRAM_MODEL", "scripted/t")
+    from memory.recall.keeper import Keeper
+
+    keeper = Keeper(repo, tmp_path / "data")
+    keeper.warm()
+    assert keeper._opened.wait(120) and keeper._session is not None
+    backend = keeper._session.agent.backend
+    assert backend.builder.reader._prototypes is not None
+    assert backend.builder.reviser._prototypes is not None
+    import asyncio
+
+    kept = asyncio.run(keeper.remember("g must keep the falsy items out.", about="a.py::g"))
+    assert kept.locations == ["a.py::g"] and kept.freshness == "fresh"

@@ -242,6 +242,18 @@ class CardsBackend:
         for node in report.restored:
             self.shared.restored(node)
 
+    def warm(self) -> None:
+        """Load now what the first statement kept outside a turn (``note``) needs: the
+        tokenizer that counts it (the embedded model's, when that is the model) and the
+        prototype vectors the reading and the revision rules compare it with."""
+        self.env.count("warm")
+        vector = np.asarray(self.env.embedder.embed(["warm"])[0], dtype=np.float32)
+        self.builder.reader.prototypes()
+        reviser = self.builder.reviser
+        reviser.aspect(vector)
+        reviser.describes(vector)
+        reviser.claims(vector)
+
     async def note(self, text: str, about: str = "", source: str = "mcp") -> Node:
         """Keep a fact stated outside a turn (the MCP server's ``remember``): placed on the
         code ``about`` names (a path, ``path::qualname`` or a name), else on what the text
