@@ -176,17 +176,14 @@ class Keeper:
         self._loaded = True
 
     def warm(self) -> None:
-        """Load the embedder and read the kept facts now, then open the writing session in
-        the background (a server's first answer, and its first ``remember``, come sooner:
-        a client calls ``remember`` seconds after it starts, not minutes); a failure here
-        is met again, and said, by the call that needs it."""
+        """Load the embedder and read the kept facts now (a server's first answer comes
+        sooner); a failure here is met again, and said, by the call that needs it."""
         try:
             with self._reading:
                 self.embedder.embed(["warm"])
                 self.refresh()
         except Exception:  # reported by the next call that needs it
             return
-        self.start()
 
     def get(self, memory_id: str) -> Kept:
         self.refresh()
@@ -314,7 +311,8 @@ class Keeper:
     # -- writing -------------------------------------------------------------------------
     def start(self, opener: Callable[[], Any] | None = None) -> None:
         """Open the writing session in a thread of its own (the index refresh it does can
-        take a while on a large repository); ``remember`` waits for it."""
+        take a while on a large repository), and warm what its backend's first ``note``
+        needs (``_warm``); ``remember`` waits for it."""
         if self._opening is not None:
             return
 

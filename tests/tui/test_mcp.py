@@ -259,17 +259,16 @@ def test_recall_brief_reads_the_hook_input_and_imports_no_model(repo, tmp_path, 
     assert empty.returncode == 0 and empty.stdout == ""
 
 
-def test_warming_opens_the_writing_session_before_any_remember(repo, tmp_path, script,
-                                                               monkeypatch):
-    """The server warms its keeper at start: the reading side, then the writing session
-    in the background with what ``cards``' first ``note`` compares a statement with, so a
-    client's first ``remember`` does not wait for them; a remember after it keeps as
+def test_the_writing_session_opens_warm(repo, tmp_path, script, monkeypatch):
+    """The writing session (opened in the background after the server's first answer)
+    loads what ``cards``' first ``note`` compares a statement with before ``remember``
+    is served, so the first remember does not load them; a remember after it keeps as
     before."""
     monkeypatch.setenv("ENGRAM_MODEL", "scripted/t")
     from memory.recall.keeper import Keeper
 
     keeper = Keeper(repo, tmp_path / "data")
-    keeper.warm()
+    keeper.start()
     assert keeper._opened.wait(120) and keeper._session is not None
     backend = keeper._session.agent.backend
     assert backend.builder.reader._prototypes is not None
