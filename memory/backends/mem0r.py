@@ -41,7 +41,9 @@ Nothing worth remembering: {"facts": []}"""
 MAX_LOCATIONS = 3  # per fact
 MAX_CANDIDATES = 24  # location names offered to the model per exchange
 
-_PATH = re.compile(r"[\w./-]+\.(?:py|pyi|md)(?:::[A-Za-z_][\w.]*)?")
+# a path from the start of its run of path characters only (tried from every position of a
+# long word, it took seconds: quadratic)
+_PATH = re.compile(r"(?<![\w./-])[\w./-]+\.(?:py|pyi|md)(?:::[A-Za-z_][\w.]*)?")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 _NAME = re.compile(r"`([A-Za-z_][\w.]*)`|\b([A-Za-z_]\w*)\s*\("
                    r"|\b([a-z]\w*_\w+|[A-Z][a-z0-9]+[A-Z]\w*)\b")

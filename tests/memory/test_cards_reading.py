@@ -135,6 +135,29 @@ async def test_a_place_ruled_out_does_not_replace_the_place_said(make_env):
     assert forms == ["`cart_total` belongs in `shop/money.py`."]
 
 
+@pytest.mark.parametrize(("line", "options"), [
+    ("from itertools import islice; cart_total uses it.",
+     {"dependency": ("islice", "itertools", False)}),
+    ("Decimal from decimal is what cart_total needs.",
+     {"dependency": ("Decimal", "decimal", False)}),
+    ("cart_total uses the time module.", {"dependency": ("time", "time", False)}),
+    ("Put cart_total in shop/money.py, not shop/text.py.",
+     {"location": ("shop/money.py", "", False)}),
+    ("cart_total must not go in shop/text.py.", {}),
+])
+def test_a_long_line_reads_its_words_as_a_short_one(line, options):
+    """The reading looks a few words around each word for its context (a bounded window,
+    not the whole line again for each word): after 3,000 characters of prose, and before
+    as many, a statement's words and values read as they do alone."""
+    from memory.backends.cards.reading import _draft
+
+    lexicon = _shop({"clean_code": "shop/text.py", "round_cents": "shop/money.py"})
+    prose = "The checkout page lists every line of the cart with its price. " * 48
+    assert len(prose) > 3000
+    for text in (line, prose + line, f"{line} {prose}"):
+        assert _draft(text, lexicon).options == options, text[:60]
+
+
 def test_a_name_or_place_not_wanted_is_no_value(embedder):
     """The rejected name or place is no value; a negated use ("should not reuse g") still
     names its dependency (the statement negates it); "not only g but also h" rejects

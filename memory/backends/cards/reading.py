@@ -26,7 +26,14 @@ import numpy as np
 from memory.backends.cards import params, rules, spoken
 from memory.backends.cards.names import kind
 from memory.backends.cards.rules import ACTING, DOUBLE_ARTICLE, MASKED_PLACES
-from memory.backends.cards.spoken import Lexicon, Token, pairs, split_dotted
+from memory.backends.cards.spoken import (
+    Lexicon,
+    Token,
+    pairs,
+    said_after,
+    said_before,
+    split_dotted,
+)
 from memory.index.embed import Embedder, cosine
 
 
@@ -168,8 +175,8 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
             places.append(lexicon.file(t.text) or t.text)
             placed_at.add(i)
         elif t.kind == "word":
-            before = lower[:t.start].rstrip()
-            after = lower[t.end:].lstrip()
+            before = said_before(lower, t.start).rstrip()
+            after = said_after(lower, t.end).lstrip()
             placed = before.endswith(tuple(f" {w}" for w in rules.PLACE_WORDS)) \
                 or before.endswith(tuple(f" {w} the" for w in rules.PLACE_WORDS))
             if (placed or after.startswith(rules.MODULE_WORDS)) and lexicon.file(t.text):
@@ -220,7 +227,7 @@ def _placeable(source: str, lexicon: Lexicon) -> bool:
 
 def _after_word(lower: str, token: Token, words: tuple[str, ...]) -> bool:
     """Whether ``token`` is said right after one of ``words`` ("used by f", "for f, ...")."""
-    before = lower[:token.start].rstrip()
+    before = said_before(lower, token.start).rstrip()
     return any(before == w or before.endswith((f" {w}", f"({w}")) for w in words)
 
 
@@ -231,7 +238,7 @@ def _rejected(lower: str, token: Token, place: bool = False) -> bool:
     between: the statement negates a use, ``uses.negates_use``). A ``place`` is also
     rejected when its clause negates it within ``NEGATED_REACH`` words ("must not go in
     n.py", "doesn't belong in n.py")."""
-    words = lower[:token.start].replace("`", " ").replace('"', " ").split()
+    words = said_before(lower, token.start).replace("`", " ").replace('"', " ").split()
     while words and words[-1] in (*rules.PLACE_WORDS, *rules.DETERMINERS):
         words.pop()
     said = " ".join(words[-2:])

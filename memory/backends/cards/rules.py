@@ -514,6 +514,10 @@ OBJECT_FIRST = re.compile(
 # the characters a parenthesised list is looked for in after its opening (``params``): a
 # pasted line of thousands of unclosed "(" costs a bounded scan each, not the whole line
 LIST_CHARS = 2000
+# how far the reading looks on each side of a word for its context ("from m import g",
+# "a socket", "not in m.py"): a few words, never the whole statement again for each word
+# (a pasted 32,000-character line took 15-30 s)
+CONTEXT_CHARS = 200
 LIST_MISSES = 50  # openings that close nowhere, after which a text holds no list (a log, code)
 
 # -- reading a statement (``reading``) ---------------------------------------------------

@@ -74,6 +74,20 @@ def _module_path(path: str) -> str:
     return stem.removesuffix("/__init__")
 
 
+def said_before(text: str, start: int) -> str:
+    """What ``text`` says before ``start``, as far as a word's context reaches
+    (``CONTEXT_CHARS``); cut, it begins with a word, so that a pattern anchored at the
+    start of the text does not take the cut for a sentence's start."""
+    if start <= rules.CONTEXT_CHARS:
+        return text[:start]
+    return "x " + text[start - rules.CONTEXT_CHARS:start]
+
+
+def said_after(text: str, end: int) -> str:
+    """What ``text`` says after ``end``, as far as a word's context reaches."""
+    return text[end:end + rules.CONTEXT_CHARS]
+
+
 @dataclass
 class Token:
     text: str
@@ -118,24 +132,25 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
         if token.text.lower() in rules.PLAIN_WORDS:
             # a plain word ("count", "map") is a name when the repository imports it by
             # that name from the module it is said to come from ("count from itertools")
-            taken = FROM_WORD.match(text[token.end:])
+            taken = FROM_WORD.match(said_after(text, token.end))
             if taken is not None and f"{taken['source']}.{token.text}" in lexicon.imported:
                 token.kind = "name"
             continue
         # "Decimal from decimal": a word said to come from a module; "take Decimal": a
         # capitalised word inside a sentence (a class)
-        if _comes_from(text[token.end:], lexicon) or (
+        if _comes_from(said_after(text, token.end), lexicon) or (
                 token.text[:1].isupper() and token.text[1:].islower() and len(token.text) > 2
-                and not SENTENCE_START.search(text[:token.start]) and named_module):
+                and not SENTENCE_START.search(said_before(text, token.start))
+                and named_module):
             token.kind = "name"
-        elif IMPORT_BEFORE.search(text[:token.start]) and \
-                FROM_IMPORT_BEFORE.search(text[:token.start]):
+        elif IMPORT_BEFORE.search(said_before(text, token.start)) and \
+                FROM_IMPORT_BEFORE.search(said_before(text, token.start)):
             token.kind = "name"  # "from m import g"
         elif token.text in lexicon.modules and (
-                text[token.end:].lstrip().lower().startswith(rules.MODULE_WORDS)
-                or IMPORT_OR_FROM_BEFORE.search(text[:token.start])
+                said_after(text, token.end).lstrip().lower().startswith(rules.MODULE_WORDS)
+                or IMPORT_OR_FROM_BEFORE.search(said_before(text, token.start))
                 or (token.text not in rules.WORD_MODULES
-                    and not DETERMINED.search(text[:token.start]))):
+                    and not DETERMINED.search(said_before(text, token.start)))):
             # a module ("uses unicodedata", "import re", "the time module"); not a noun
             # with its article ("opens a socket")
             token.kind = "name"
@@ -180,7 +195,7 @@ def _named_again(text: str, found: list[Token], lexicon: Lexicon) -> None:
     modules = {t.text for t in found if t.kind == "name" and t.text in lexicon.modules}
     files = {lexicon.file(t.text) or t.text for t in found if t.kind == "path"}
     for token in found:
-        if token.kind != "word" or DETERMINED.search(text[:token.start]):
+        if token.kind != "word" or DETERMINED.search(said_before(text, token.start)):
             continue
         again = token.text in modules and token.text.lower() not in rules.PLAIN_WORDS
         if again or (lexicon.defined_in.get(token.text) in files
@@ -193,8 +208,8 @@ def _as_object(text: str, token: Token, lexicon: Lexicon) -> bool:
     subject pronoun ("it should wrap the lines"), followed by a preposition or a stop
     ("reuse split for f", "wraps, the one in m.py"), and no inflection of an English word
     ("its result cached.")."""
-    before = text[:token.start].split()
-    after = text[token.end:].lstrip().lower()
+    before = said_before(text, token.start).split()
+    after = said_after(text, token.end).lstrip().lower()
     return not (before and before[-1].lower() in rules.VERB_BEFORE) \
         and (not after or after.startswith(rules.NAMED_AFTER)) \
         and (token.text in lexicon.words or not english(token.text, lexicon.words))
@@ -301,7 +316,7 @@ def pairs(text: str, tokens: list[Token],
                 used.update({owner, j})
                 break
             fronted = FRONTED.match(gap)
-            if j not in used and FROM_BEFORE.search(text[:before.start]) \
+            if j not in used and FROM_BEFORE.search(said_before(text, before.start)) \
                     and fronted is not None \
                     and len(gap[fronted.end():].split()) <= 2 \
                     and not any(t.kind == "name" for t in tokens[j + 1:i]):
