@@ -158,6 +158,24 @@ def test_a_long_line_reads_its_words_as_a_short_one(line, options):
         assert _draft(text, lexicon).options == options, text[:60]
 
 
+def test_a_place_said_first_is_the_source_of_what_is_used(embedder):
+    """"From m, f needs g": m is where g comes from, and f (a subject of the conversation,
+    or the name that acts) is the subject; a module or a file alike."""
+    lexicon = _shop({"clean_code": "shop/text.py", "round_cents": "shop/money.py"})
+    got = Reader(embedder).read_all([
+        "From the decimal module, cart_total needs Decimal.",
+        "From shop/money.py, cart_total should reuse round_cents.",
+        "From shop/money.py, order_total should reuse round_cents.",
+        "From decimal, Decimal is what cart_total needs.",
+    ], lexicon)
+    assert [r.form() for r in got] == [
+        "`cart_total` needs `Decimal` from the `decimal` module.",
+        "`cart_total` should reuse `round_cents` from `shop/money.py`.",
+        "`order_total` should reuse `round_cents` from `shop/money.py`.",
+        "`cart_total` needs `Decimal` from the `decimal` module.",
+    ]
+
+
 def test_a_name_or_place_not_wanted_is_no_value(embedder):
     """The rejected name or place is no value; a negated use ("should not reuse g") still
     names its dependency (the statement negates it); "not only g but also h" rejects

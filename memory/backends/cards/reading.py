@@ -127,7 +127,7 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     names = [i for i, t in enumerate(tokens) if t.kind == "name"]
     if not names:
         return _Draft()
-    sources, used = pairs(text, tokens, lexicon)
+    sources, used, fronted = pairs(text, tokens, lexicon)
     names = [i for i in names if i not in used]
     if not names:
         return _Draft()
@@ -136,12 +136,16 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     def key(i: int) -> str:
         return tokens[i].text.rsplit(".", 1)[-1].split("::")[-1].lower()
 
-    known = [i for i in names if key(i) in lexicon.subjects and i not in sources]
+    # a name said to come from somewhere is what is used, not the subject, unless that
+    # place was said first ("From m, f needs g": m is g's)
+    known = [i for i in names if key(i) in lexicon.subjects
+             and (i not in sources or i in fronted)]
     # else a name that can be a function: not a module, a constant or inside parentheses
-    able = [i for i in names if i not in sources and not _in_args(text, tokens[i])
+    able = [i for i in names if (i not in sources or i in fronted)
+            and not _in_args(text, tokens[i])
             and tokens[i].text not in lexicon.modules and not tokens[i].text.isupper()]
     by = [i for i in able if _after_word(lower, tokens[i], rules.AGENT_WORDS)]
-    acting = [i for i in able if ACTING.match(lower[tokens[i].end:])]
+    acting = [i for i in able if ACTING.match(said_after(lower, tokens[i].end))]
     scoped = [[i for i in able if _after_word(lower, tokens[i], words)]
               for words in rules.SCOPE_WORDS]
     # a name inside a parameter list is a parameter, never the subject
@@ -160,7 +164,7 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
     placed_at: set[int] = set()  # tokens naming a place
     lent = ""  # "from m, f needs g": a module is no place of f's; g comes from it
     if pick in sources:
-        if _placeable(sources[pick], lexicon):
+        if _placeable(sources[pick], lexicon) and pick not in fronted:
             places.append(sources[pick])
         else:
             lent = sources[pick]

@@ -283,11 +283,13 @@ def _is_source(text: str, token: Token, after: str, lexicon: Lexicon) -> str:
 
 
 def pairs(text: str, tokens: list[Token],
-           lexicon: Lexicon) -> tuple[dict[int, str], set[int]]:
-    """For each name token (by index) the place it is said to come from, and the tokens
-    that name such places."""
+           lexicon: Lexicon) -> tuple[dict[int, str], set[int], set[int]]:
+    """For each name token (by index) the place it is said to come from, the tokens that
+    name such places, and the name tokens whose place was said before them, fronted ("From
+    m, f needs g": the reading gives m to what f needs, not to f)."""
     sources: dict[int, str] = {}
     used: set[int] = set()
+    fronted_at: set[int] = set()
     at = {t.start: j for j, t in enumerate(tokens)}
     for i, token in enumerate(tokens):
         if token.kind != "name" or i in used:
@@ -324,8 +326,9 @@ def pairs(text: str, tokens: list[Token],
                 if src:
                     sources[i] = src
                     used.add(j)
+                    fronted_at.add(i)
                 break
-    return sources, used
+    return sources, used, fronted_at
 
 
 def split_dotted(name: str, lexicon: Lexicon) -> tuple[str, str]:
