@@ -138,11 +138,10 @@ def _draft(text: str, lexicon: Lexicon) -> _Draft:
 
     # a name said to come from somewhere is what is used, not the subject, unless that
     # place was said first ("From m, f needs g": m is g's)
-    known = [i for i in names if key(i) in lexicon.subjects
-             and (i not in sources or i in fronted)]
+    free = [i for i in names if i not in sources or i in fronted]
+    known = [i for i in free if key(i) in lexicon.subjects]
     # else a name that can be a function: not a module, a constant or inside parentheses
-    able = [i for i in names if (i not in sources or i in fronted)
-            and not _in_args(text, tokens[i])
+    able = [i for i in free if not _in_args(text, tokens[i])
             and tokens[i].text not in lexicon.modules and not tokens[i].text.isupper()]
     by = [i for i in able if _after_word(lower, tokens[i], rules.AGENT_WORDS)]
     acting = [i for i in able if ACTING.match(said_after(lower, tokens[i].end))]

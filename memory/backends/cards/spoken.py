@@ -7,7 +7,9 @@ reading of statements (``reading``) builds on these."""
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -101,6 +103,11 @@ class Token:
 def tokens(text: str, lexicon: Lexicon) -> list[Token]:
     """The words of ``text``, each a name, a path or a plain word."""
     found: list[Token] = []
+
+    @functools.cache
+    def named() -> frozenset[str]:  # read once, and only when a word needs it (``_worded``)
+        return _named_in(text, lexicon)
+
     for m in TOKEN.finditer(text):
         raw = next(g for g in m.groups() if g is not None)
         quoted = m.group(3) is None
@@ -120,7 +127,7 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
         elif quoted or call or last.lower() in lexicon.subjects \
                 or CODE_SPELLING.search(word) or (
                     (word in lexicon.symbols or last in lexicon.symbols)
-                    and not _worded(word, text, lexicon)):  # "executed once", "cached"
+                    and not _worded(word, lexicon, named)):  # "executed once", "cached"
             token.kind = "name" if word.lower() not in rules.PLAIN_WORDS or quoted else "word"
         found.append(token)
     # a capitalised word inside a sentence is a class when the sentence names a module
@@ -129,28 +136,26 @@ def tokens(text: str, lexicon: Lexicon) -> list[Token]:
     for token in found:
         if token.kind != "word":
             continue
+        before, after = said_before(text, token.start), said_after(text, token.end)
         if token.text.lower() in rules.PLAIN_WORDS:
             # a plain word ("count", "map") is a name when the repository imports it by
             # that name from the module it is said to come from ("count from itertools")
-            taken = FROM_WORD.match(said_after(text, token.end))
+            taken = FROM_WORD.match(after)
             if taken is not None and f"{taken['source']}.{token.text}" in lexicon.imported:
                 token.kind = "name"
             continue
         # "Decimal from decimal": a word said to come from a module; "take Decimal": a
         # capitalised word inside a sentence (a class)
-        if _comes_from(said_after(text, token.end), lexicon) or (
+        if _comes_from(after, lexicon) or (
                 token.text[:1].isupper() and token.text[1:].islower() and len(token.text) > 2
-                and not SENTENCE_START.search(said_before(text, token.start))
-                and named_module):
+                and not SENTENCE_START.search(before) and named_module):
             token.kind = "name"
-        elif IMPORT_BEFORE.search(said_before(text, token.start)) and \
-                FROM_IMPORT_BEFORE.search(said_before(text, token.start)):
+        elif IMPORT_BEFORE.search(before) and FROM_IMPORT_BEFORE.search(before):
             token.kind = "name"  # "from m import g"
         elif token.text in lexicon.modules and (
-                said_after(text, token.end).lstrip().lower().startswith(rules.MODULE_WORDS)
-                or IMPORT_OR_FROM_BEFORE.search(said_before(text, token.start))
-                or (token.text not in rules.WORD_MODULES
-                    and not DETERMINED.search(said_before(text, token.start)))):
+                after.lstrip().lower().startswith(rules.MODULE_WORDS)
+                or IMPORT_OR_FROM_BEFORE.search(before)
+                or (token.text not in rules.WORD_MODULES and not DETERMINED.search(before))):
             # a module ("uses unicodedata", "import re", "the time module"); not a noun
             # with its article ("opens a socket")
             token.kind = "name"
@@ -167,16 +172,22 @@ def english(word: str, words: frozenset[str]) -> bool:
                and word[:len(word) - len(end)] + stem in words for end, stem in rules.INFLECTIONS)
 
 
-def _worded(word: str, text: str, lexicon: Lexicon) -> bool:
+def _named_in(text: str, lexicon: Lexicon) -> frozenset[str]:
+    """The names a statement quotes and the subjects of the conversation it says."""
+    quoted = {m.group(1) or m.group(2) for m in TOKEN.finditer(text)} - {None}
+    said = {w for w in rules.WORD.findall(text) if w.lower() in lexicon.subjects}
+    return frozenset(quoted | said)
+
+
+def _worded(word: str, lexicon: Lexicon, named: Callable[[], frozenset[str]]) -> bool:
     """Whether a bare word of the repository's is said as an English word: one of the
     embedder's whole words ("once"), or an inflection of one ("cached") when the statement
-    names another subject of the conversation or quotes a name ("`once` runs f, with the
-    result cached"; not "Put chunked in m.py.", where the word is the only candidate)."""
+    (``named``: its ``_named_in``) names another subject of the conversation or quotes a
+    name ("`once` runs f, with the result cached"; not "Put chunked in m.py.", where the
+    word is the only candidate)."""
     if word in lexicon.words:
         return True
-    quoted = {m.group(1) or m.group(2) for m in TOKEN.finditer(text)} - {None, word}
-    return english(word, lexicon.words) and (bool(quoted) or any(
-        w.lower() in lexicon.subjects for w in rules.WORD.findall(text) if w != word))
+    return english(word, lexicon.words) and bool(named() - {word})
 
 
 def _in_tree(word: str, lexicon: Lexicon) -> bool:
